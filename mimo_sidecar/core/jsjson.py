@@ -1,0 +1,134 @@
+"""JavaScript `JSON.stringify` in Python: the exact text, and (fast) its UTF-16 length.
+
+The token estimate of a message is the length of `JSON.stringify(part)` (spec §3.2), so the length
+must match JavaScript to the code unit. Python's serializers differ in three places (§3.2 pitfalls
+4 and 5): lone surrogates (JS escapes them as `\\udxxx`), float formatting (JS prints `1` for `1.0`,
+`1e+21`, `1e-7`, plain decimals from 1e-6 to 1e21) and integers beyond 2^53 (JS prints the nearest
+double). Everything else — compact separators, raw non-ASCII, the control-character escapes — is
+what orjson and `json.dumps(ensure_ascii=False)` already produce.
+
+`js_json_length` serializes with orjson (C speed, the common path) and corrects for floats and huge
+integers with a walk that only visits containers; it falls back to the pure-Python `js_stringify`
+when orjson refuses the value (lone surrogates, integers beyond 64 bits).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import orjson
+
+from .jstext import len16
+
+_MAX_SAFE = 2**53
+_SURROGATES = re.compile("[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]")
+
+
+def js_number(x: float | int) -> str:
+    """`String(x)` for a JavaScript number (Number::toString, radix 10)."""
+    if isinstance(x, int) and abs(x) <= _MAX_SAFE:
+        return str(x)
+    try:
+        f = float(x)
+    except OverflowError:
+        return "null"  # beyond the double range: JavaScript has Infinity, which stringifies to null
+    if math.isnan(f) or math.isinf(f):
+        return "null"
+    if f == 0:
+        return "0"  # also -0
+    sign = "-" if f < 0 else ""
+    digits, n = _shortest_digits(abs(f))
+    k = len(digits)
+    if k <= n <= 21:
+        body = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        body = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        body = "0." + "0" * (-n) + digits
+    else:
+        e = n - 1
+        exp = ("+" if e >= 0 else "-") + str(abs(e))
+        body = (digits if k == 1 else digits[0] + "." + digits[1:]) + "e" + exp
+    return sign + body
+
+
+def _shortest_digits(f: float) -> tuple[str, int]:
+    """Shortest round-trip digits of a positive double and the decimal point position `n`
+    (value = 0.digits × 10^n), as ECMAScript's Number::toString defines them."""
+    r = repr(f)
+    mantissa, _, exp = r.partition("e")
+    e = int(exp) if exp else 0
+    int_len = mantissa.index(".") if "." in mantissa else len(mantissa)
+    digits = mantissa.replace(".", "")
+    n = int_len + e
+    stripped = digits.lstrip("0")
+    n -= len(digits) - len(stripped)
+    digits = stripped.rstrip("0") or "0"
+    return digits, n
+
+
+def _js_string(s: str) -> str:
+    out = json.dumps(s, ensure_ascii=False)
+    if not s.isascii() and _SURROGATES.search(s):
+        out = _SURROGATES.sub(lambda m: m.group() if len(m.group()) == 2 else "\\u%04x" % ord(m.group()), out)
+    return out
+
+
+def js_stringify(value: Any) -> str | None:
+    """`JSON.stringify(value)` for JSON-like Python data; None where JavaScript returns undefined."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return _js_string(value)
+    if isinstance(value, (int, float)):
+        return js_number(value)
+    if isinstance(value, dict):
+        items = []
+        for k, v in value.items():
+            sv = js_stringify(v)
+            if sv is not None:  # undefined members are omitted
+                items.append(_js_string(str(k)) + ":" + sv)
+        return "{" + ",".join(items) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(js_stringify(v) or "null" for v in value) + "]"
+    return None
+
+
+def _float_correction(value: Any) -> int:
+    """Length difference JavaScript minus orjson over every float / huge int inside `value`."""
+    stack = [value]
+    delta = 0
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, float) or (type(v) is int and abs(v) > _MAX_SAFE):
+            delta += len(js_number(v)) - len(orjson.dumps(v))
+    return delta
+
+
+def _utf16_len_of_utf8(b: bytes) -> int:
+    if b.isascii():
+        return len(b)
+    # Code points, plus one for every 4-byte (astral) sequence: it is a surrogate pair in UTF-16.
+    astral = b.count(b"\xf0") + b.count(b"\xf1") + b.count(b"\xf2") + b.count(b"\xf3") + b.count(b"\xf4")
+    return len(b.decode("utf-8")) + astral
+
+
+def js_json_length(value: Any) -> int | None:
+    """`JSON.stringify(value).length` in UTF-16 code units; None where the result is undefined."""
+    try:
+        encoded = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        text = js_stringify(value)
+        return None if text is None else len16(text)
+    return _utf16_len_of_utf8(encoded) + _float_correction(value)

@@ -1,0 +1,141 @@
+"""One stored message: the host's own data plus the sidecar's cached per-part token estimates.
+
+Messages are kept exactly as the host sent them (`info` and `parts` are the host's JSON objects,
+unknown fields included) because every byte counts in the token estimate (spec §3.2). The sidecar's
+own annotations (`seq`, the caches) live on this record, never inside the host's dicts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .jsjson import js_json_length
+from .jstext import est_len
+
+UNSERIALIZABLE_PART_TOKENS = 1000  # spec §3.2: a part that cannot be serialized counts 1000
+TEXT_BLOCK_TYPES = frozenset({"text", "reasoning"})
+BOUNDARY_PART_TYPES = frozenset({"checkpoint", "compaction"})
+
+Json = dict[str, Any]
+
+
+def part_tokens(part: Any) -> int:
+    """`est(JSON.stringify(part))`, rounded per part (spec §3.2)."""
+    n = js_json_length(part)
+    if n is None:
+        return UNSERIALIZABLE_PART_TOKENS
+    return est_len(n)
+
+
+class Message:
+    """A message of a session: `info` (the host's message object), `parts` (in creation order).
+
+    `part_tokens` caches each part's estimate and `tokens` their sum. They are maintained by
+    `set_part`/`remove_part`/`replace_parts`, so a session re-estimate after one change costs O(1).
+    """
+
+    __slots__ = ("info", "parts", "seq", "part_tokens", "tokens", "_part_index")
+
+    def __init__(self, info: Json, parts: list[Json] | None = None, seq: int = 0) -> None:
+        self.info = info
+        self.seq = seq
+        self.parts: list[Json] = []
+        self.part_tokens: list[int] = []
+        self.tokens = 0
+        self._part_index: dict[str, int] = {}
+        self.replace_parts(parts or [])
+
+    # -- identity and classification -------------------------------------------------------
+    @property
+    def id(self) -> str:
+        return self.info["id"]
+
+    @property
+    def role(self) -> str:
+        return self.info.get("role", "")
+
+    @property
+    def agent_id(self) -> str:
+        return self.info.get("agentID") or "main"
+
+    @property
+    def created(self) -> int:
+        t = self.info.get("time")
+        c = t.get("created") if isinstance(t, dict) else None
+        return c if isinstance(c, (int, float)) and not isinstance(c, bool) else 0
+
+    @property
+    def finish(self) -> Any:
+        """The `finish` field; None when absent (present-but-empty is `""`, spec §5.2)."""
+        return self.info.get("finish")
+
+    @property
+    def has_finish(self) -> bool:
+        return "finish" in self.info and self.info["finish"] is not None
+
+    def has_text_block(self) -> bool:
+        return any(p.get("type") in TEXT_BLOCK_TYPES for p in self.parts)
+
+    def first_part(self, ptype: str) -> Json | None:
+        for p in self.parts:
+            if p.get("type") == ptype:
+                return p
+        return None
+
+    def is_boundary(self) -> bool:
+        """A user message carrying a `checkpoint` or `compaction` part (spec §12.1)."""
+        return self.role == "user" and any(p.get("type") in BOUNDARY_PART_TYPES for p in self.parts)
+
+    def is_checkpoint_boundary(self) -> bool:
+        return self.role == "user" and any(p.get("type") == "checkpoint" for p in self.parts)
+
+    # -- incremental part maintenance ------------------------------------------------------
+    def replace_parts(self, parts: list[Json]) -> None:
+        self.parts = list(parts)
+        self.part_tokens = [part_tokens(p) for p in self.parts]
+        self.tokens = sum(self.part_tokens)
+        self._reindex()
+
+    def _reindex(self) -> None:
+        self._part_index = {p["id"]: i for i, p in enumerate(self.parts) if isinstance(p.get("id"), str)}
+
+    def part_position(self, part_id: str) -> int | None:
+        return self._part_index.get(part_id)
+
+    def set_part(self, part: Json) -> None:
+        """Insert or replace one part (matched by `id`); only that part is re-estimated."""
+        cost = part_tokens(part)
+        pid = part.get("id")
+        i = self._part_index.get(pid) if isinstance(pid, str) else None
+        if i is None:
+            self.parts.append(part)
+            self.part_tokens.append(cost)
+            if isinstance(pid, str):
+                self._part_index[pid] = len(self.parts) - 1
+            self.tokens += cost
+        else:
+            self.tokens += cost - self.part_tokens[i]
+            self.parts[i] = part
+            self.part_tokens[i] = cost
+
+    def remove_part(self, part_id: str) -> bool:
+        i = self._part_index.get(part_id)
+        if i is None:
+            return False
+        self.tokens -= self.part_tokens[i]
+        del self.parts[i]
+        del self.part_tokens[i]
+        self._reindex()
+        return True
+
+    def refresh_part(self, index: int) -> None:
+        """Re-estimate one part after the sidecar mutated it in place (microcompaction)."""
+        cost = part_tokens(self.parts[index])
+        self.tokens += cost - self.part_tokens[index]
+        self.part_tokens[index] = cost
+
+    def to_json(self) -> Json:
+        return {"info": self.info, "parts": self.parts}
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Message({self.id!r}, {self.role}, seq={self.seq}, parts={len(self.parts)})"

@@ -1,0 +1,224 @@
+"""Every model-facing and user-facing text of the rebuild, in one place.
+
+Strings marked VERBATIM are quoted by the mission article and must stay byte-exact (spec
+conventions). Everything else is the team's own wording of what the spec requires a text to say;
+the docstring of each notes the numbers it must carry.
+"""
+
+from __future__ import annotations
+
+# ---------------------------------------------------------------------------------------------
+# VERBATIM (spec §6.3, §8.5.0, §8.6, §12.4)
+# ---------------------------------------------------------------------------------------------
+PREPARING_STATUS = "Preparing conversation context\u2026"
+
+PREAMBLE = (
+    "The sections below are auto-loaded session context already in this message. File-backed "
+    "sections list their path on a `File:` line \u2014 Grep that path for specific facts; do not Read "
+    "the whole file again."
+)
+
+CLOSING_WITH_ACTIVITY = (
+    "This session is continued from a checkpoint. The blocks above cover earlier history and the "
+    "recent activity list. Resume the last task from that list and any live messages after it. "
+    "Do not recap this dump."
+)
+CLOSING_WITHOUT_ACTIVITY = (
+    "This session is continued from a checkpoint. The blocks above cover earlier history. Resume the "
+    "last task from the most recent live messages. Do not recap this dump."
+)
+
+AUTONOMOUS_LOOP_REMINDER = "\n".join(
+    [
+        "<system-reminder>",
+        "You are mid-loop in an autonomous task. Continue your work loop:",
+        "respond to the tool results below and proceed to the next iteration.",
+        "</system-reminder>",
+    ]
+)
+
+CHECKPOINT_LABEL = "Summary of previous conversation from checkpoint files:"
+CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
+
+HEADING_TASKS = "Tasks ledger"
+HEADING_CHECKPOINT = "Session checkpoint"
+HEADING_ACTORS = "Active actors"
+HEADING_RECENT_USER = "Recent user input (verbatim)"
+HEADING_PROJECT_MEMORY = "Project durable knowledge"
+HEADING_GLOBAL_MEMORY = "Global memory"
+HEADING_NOTES = "Session notes"
+HEADING_MEMORY_KEYS = "Memory keys index"
+HEADING_ACTIVITY = "Recent activity"
+INDEX_HEADING = "## Checkpoint"
+ACTORS_BLOCK_HEADING = "## Active Actors"
+FILE_LINE_PREFIX = "File: "
+DIGEST_ERROR_SUFFIX = " \u2192 error: "
+DIGEST_INTERRUPTED_SUFFIX = " \u2192 interrupted"
+
+# ---------------------------------------------------------------------------------------------
+# Team wording (spec marks these ⟨…⟩)
+# ---------------------------------------------------------------------------------------------
+STOP_REMINDER = "\n".join(
+    [
+        "<system-reminder>",
+        "Your previous turn ended with a stop. Before you stop again, open the head section of the "
+        "progress.md of the task you worked on most recently and compare that task's specification "
+        "with its newest progress entries. If any work remains, carry on with the next concrete step. "
+        "Stop only when the specification is fully met, or when you need information from the user "
+        "that you cannot work out yourself.",
+        "</system-reminder>",
+    ]
+)
+
+TOOL_REMINDER = "\n".join(
+    [
+        "<system-reminder>",
+        "The tool results above really happened in your autonomous loop; they are not a recap. Act on "
+        "them and carry on with the next iteration instead of stopping to write a summary.",
+        "</system-reminder>",
+    ]
+)
+
+NO_TASKS = "(no tasks)"
+SUBTASKS_LABEL = "subtasks: "
+# At most 59 UTF-16 units so a truncated ledger never exceeds its cap (spec §8.5.1).
+LEDGER_TRUNCATED = "\u2026 ledger truncated; run the task list tool for all tasks"
+TASK_SEPARATOR = " \u2014 "
+STATUS_GLYPHS = {
+    "open": "\U0001f535",
+    "in_progress": "\U0001f504",
+    "blocked": "\U0001f7e1",
+    "done": "\u2705",
+    "abandoned": "\u274c",
+}
+
+DIGEST_INTERRUPTED_BANNER = (
+    "\u26a0 The rebuild cut off a tool loop in progress: run again any tool whose result you still need."
+)
+UNSERIALIZABLE_ARG = "[unserializable]"
+
+
+def user_elision_marker(elided_tokens: int, message_id: str) -> str:
+    """One line: the elided token count, the message ID and how to fetch the full text."""
+    return (
+        f"[\u2026 {elided_tokens} tokens elided from message {message_id}; fetch the full text with the "
+        f"history tool, operation=around, messageID={message_id} \u2026]"
+    )
+
+
+def proportional_hint(budget: int, path: str, total_tokens: int, offset: int) -> str:
+    """One line: budget, path, total tokens and the offset to continue reading from (§9.1)."""
+    return (
+        f"\u26a0 Truncated to a {budget}-token budget: {path} holds {total_tokens} tokens in all. "
+        f"Read the rest of the file from character offset {offset}."
+    )
+
+
+def skeleton_warning(total_tokens: int, budget: int, path: str) -> str:
+    """Two lines: far over budget, outline only; the second starts with three spaces (§9.2)."""
+    return (
+        f"\u26a0 This file holds {total_tokens} tokens, far over its {budget}-token budget: only its "
+        f"outline (headings, italic notes and index lines) is included.\n"
+        f"   Read {path} for the full content."
+    )
+
+
+def section_aware_hint(budget: int, path: str, total_tokens: int) -> str:
+    """One line: budget, path and total tokens; read the file for the full content (§9.2)."""
+    return (
+        f"\u26a0 Trimmed to a {budget}-token budget: {path} holds {total_tokens} tokens in all. "
+        f"Read that file for the full content."
+    )
+
+
+NO_CHECKPOINT_INDEX = "No checkpoints have been written for this session yet."
+UNKNOWN_TOPIC = "(unknown)"
+
+
+def index_directory_line(session_dir_with_sep: str) -> str:
+    return f"Session memory directory: {session_dir_with_sep}"
+
+
+def index_topic_line(topic: str) -> str:
+    return f"Current checkpoint topic: {topic}. Its content is in the \u201c# Session checkpoint\u201d section below."
+
+
+def actors_count_line(n: int) -> str:
+    return f"{n} background actor(s) registered; operate them through the `actor` tool."
+
+
+def format_idle(ms: int) -> str:
+    """`floor(ms/1000)s` below a minute, else `floor(ms/60000)m` (spec §7.4)."""
+    ms = max(0, ms)
+    return f"{ms // 1000}s" if ms < 60000 else f"{ms // 60000}m"
+
+
+def actor_block_lines(actor_id: str, status: str, idle: str, description: str, agent: str) -> list[str]:
+    return [f"- {actor_id} [{status}] last active {idle} ago", f"  {description}", f"  agent: {agent}"]
+
+
+def actor_ledger_line(actor_id: str, status: str, description: str, agent: str) -> str:
+    """One `- ` line: ID, status, description in double quotes (unescaped), agent (§8.5.3)."""
+    return f'- {actor_id} ({status}) "{description}" agent={agent}'
+
+
+COMPACTION_LABEL = "Summary of the previous conversation (compacted):"
+INTERRUPTED_TOOL_RESULT = "Tool execution was interrupted before it produced a result."
+
+
+def memory_reminder(session_dir: str, *, shell_style: bool, has_actor_tool: bool) -> str:
+    """The per-turn memory reminder (spec §12.3), about 120 tokens."""
+    if shell_style:
+        usages = [
+            '  memory search "<keyword>"',
+            f"  cat {session_dir}/notes.md",
+            "  task list",
+        ]
+        if has_actor_tool:
+            usages.append("  actor status <actorID>")
+    else:
+        usages = [
+            '  memory(operation="search", query="<keyword>")',
+            f'  read(path="{session_dir}/notes.md")',
+            '  task(operation="list")',
+        ]
+        if has_actor_tool:
+            usages.append('  actor(operation="status", id="<actorID>")')
+    return "\n".join(
+        [
+            "<system-reminder>",
+            f"Session memory lives in {session_dir}; anything missing from the current context can be "
+            "looked up with:",
+            *usages,
+            "",
+            "Consult memory before asking the user for information it may already hold.",
+            "</system-reminder>",
+        ]
+    )
+
+
+MANUAL_REBUILD_STATUS = "Rebuilding the conversation context from the checkpoint\u2026"
+OUTCOME_TEXTS = {
+    "rebuilt": (
+        "Context rebuilt: the conversation now continues from the most recent checkpoint. Recent "
+        "messages were kept; older context is represented by the checkpoint summary."
+    ),
+    "writer-failed": (
+        "The checkpoint writer failed, so no checkpoint exists. Compaction was applied instead: older "
+        "messages were removed rather than summarised from a checkpoint."
+    ),
+    "insert-failed": (
+        "A checkpoint exists but rebuilding from it failed. Nothing changed and no compaction happened. "
+        "Run /rebuild again, and report the problem if it keeps happening."
+    ),
+}
+NOTICE_MEMORY_WRITE_OFF = (
+    "Memory writing is disabled, so this session cannot have a checkpoint and its context was compacted "
+    "instead of rebuilt; compaction drops older turns with no summary, which can hurt continuity in long "
+    "tasks. This is not an error and the session continues. To re-enable, set memory.disable_write to false."
+)
+NOTICE_CHECKPOINT_OFF = (
+    "Checkpointing is disabled, so the context was compacted instead of rebuilt from a checkpoint; older "
+    "turns leave the model's view with no checkpoint summary, which can hurt continuity. This is not an "
+    "error. To re-enable, unset the checkpoint-disable setting or set it to false."
+)
