@@ -73,7 +73,7 @@ def _shortest_digits(f: float) -> tuple[str, int]:
 def _js_string(s: str) -> str:
     out = json.dumps(s, ensure_ascii=False)
     if not s.isascii() and _SURROGATES.search(s):
-        out = _SURROGATES.sub(lambda m: m.group() if len(m.group()) == 2 else "\\u%04x" % ord(m.group()), out)
+        out = _SURROGATES.sub(lambda m: m.group() if len(m.group()) == 2 else f"\\u{ord(m.group()):04x}", out)
     return out
 
 
@@ -109,7 +109,7 @@ def _float_correction(value: Any) -> int:
         v = stack.pop()
         if isinstance(v, dict):
             stack.extend(v.values())
-        elif isinstance(v, list):
+        elif isinstance(v, (list, tuple)):  # orjson serializes tuples as arrays too
             stack.extend(v)
         elif isinstance(v, float) or (type(v) is int and abs(v) > _MAX_SAFE):
             delta += len(js_number(v)) - len(orjson.dumps(v))
@@ -129,6 +129,11 @@ def js_json_length(value: Any) -> int | None:
     try:
         encoded = orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
-        text = js_stringify(value)
+        try:
+            text = js_stringify(value)
+        except RecursionError:
+            # Nesting deeper than Python's stack: JavaScript's JSON.stringify also throws (a
+            # RangeError) on deep enough nesting, and a part that cannot be serialized counts 1000.
+            return None
         return None if text is None else len16(text)
     return _utf16_len_of_utf8(encoded) + _float_correction(value)

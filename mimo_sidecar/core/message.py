@@ -62,7 +62,7 @@ class Message:
     def created(self) -> int:
         t = self.info.get("time")
         c = t.get("created") if isinstance(t, dict) else None
-        return c if isinstance(c, (int, float)) and not isinstance(c, bool) else 0
+        return int(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else 0
 
     @property
     def finish(self) -> Any:

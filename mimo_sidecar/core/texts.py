@@ -222,3 +222,37 @@ NOTICE_CHECKPOINT_OFF = (
     "turns leave the model's view with no checkpoint summary, which can hurt continuity. This is not an "
     "error. To re-enable, unset the checkpoint-disable setting or set it to false."
 )
+
+# ---------------------------------------------------------------------------------------------
+# Digest line prefixes (VERBATIM, spec §10; "assistant" is the message's role)
+# ---------------------------------------------------------------------------------------------
+DIGEST_ASSISTANT_PREFIX = "- assistant: "
+DIGEST_SUBTASK_PREFIX = "- subtask: "
+
+# ---------------------------------------------------------------------------------------------
+# Diagnostics (team wording; reported to the host, never sent to the model)
+# ---------------------------------------------------------------------------------------------
+
+
+def budget_ignored_warning(model_key: str, raw_json: str, problem: str) -> str:
+    """§4.1: an invalid or too small `max_context` budget is ignored; once per (model, value)."""
+    return (
+        f"compaction.max_context {raw_json} for model {model_key} is ignored ({problem}); "
+        "the full window is used."
+    )
+
+
+def collapse_unknown_endpoint_warning(field: str, message_id: object) -> str:
+    """§2.10/§11: sequence mode cannot order an endpoint it never registered, so nothing collapses."""
+    return (
+        f"Collapse skipped: the boundary's {field} {message_id!r} is not a registered message, so the "
+        "digested tail cannot be located; the request keeps the whole tail."
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Request assembly (team wording, spec §12.4: "a subtask part contributes host text")
+# ---------------------------------------------------------------------------------------------
+def subtask_request_text(agent: str, description: str) -> str:
+    """The user-turn text standing for a `subtask` part: which agent was delegated what."""
+    return f"[Delegated a subtask to the {agent} agent: {description}]"

@@ -1,0 +1,338 @@
+"""The rebuild boundary and what surrounds it (spec §7.3–§7.6).
+
+- `classify`: the shape of the last message, which picks the closing reminder (§7.6, §8.6).
+- `render_index` / `render_actors`: the two companion texts of the boundary (§7.4).
+- `build_boundary`: the boundary message itself, parts in the §7.3 order, IDs minted in part order.
+- `microcompact`: marking compactable tool results created after the watermark (§7.5).
+
+Microcompaction marks (DEVIATION D8 convention for split shapes)
+----------------------------------------------------------------
+The mark is always a `time.compacted = now_ms` field, set on a *copy* of the part that holds the
+result; the copy replaces the original in `message.parts` and `on_change(message, part_index)` is
+called so the session re-estimates that one part (§2.6: the field counts in the estimate).
+
+- Inline `tool` part (MiMo): `part["state"]["time"]["compacted"]`.
+- Anthropic `tool_result` / OpenAI Responses `function_call_output` part: `part["time"]["compacted"]`
+  (the part gains a `time` object if it has none).
+- OpenAI Chat tool-role message (the message is the result): its **first `text` part** gets
+  `part["time"]["compacted"]`. A tool-role message without a text part cannot be marked and is
+  skipped.
+
+`request_build` reads the mark back from the same places.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+
+from . import texts
+from .ids import IdMinter
+from .jstext import JS_WS_CLASS, js_trim
+from .memory_files import MemoryRoot
+from .message import Json, Message
+from .shapes import MESSAGE_LEVEL_RESULT, is_carrier, logical_calls
+
+MAIN_AGENT = "main"
+
+# §7.5 item 4: exact and case-sensitive; the list itself is fixed (hosts map their names onto it).
+COMPACTABLE = frozenset(
+    {
+        "read",
+        "view_image",
+        "bash",
+        "grep",
+        "glob",
+        "webfetch",
+        "websearch",
+        "edit",
+        "write",
+        "multiedit",
+        "apply_patch",
+        "codesearch",
+    }
+)
+
+# =============================================================================================
+# §7.6 classify
+# =============================================================================================
+LastKind = Literal["assistant", "tool", "user"]
+Finish = Literal["tool-calls", "stop"]
+
+
+@dataclass(frozen=True)
+class LastMessageInfo:
+    kind: LastKind
+    finish: Finish | None = None
+
+
+def classify(msgs: Sequence[Message]) -> LastMessageInfo | None:
+    """None for no messages; assistant → tool-calls/stop; tool role or any carrier → tool; else user."""
+    if not msgs:
+        return None
+    last = msgs[-1]
+    if last.role == "assistant":
+        # Only exactly "tool-calls" counts as a loop step; absent or unknown finish is a stop.
+        return LastMessageInfo("assistant", "tool-calls" if last.finish == "tool-calls" else "stop")
+    if last.role == "tool" or is_carrier(last):  # D8: a carrier, whatever its role
+        return LastMessageInfo("tool")
+    return LastMessageInfo("user")
+
+
+# =============================================================================================
+# §7.4 the checkpoint index
+# =============================================================================================
+# `^Topic:\s*(.+)$` with the `m` flag, in JavaScript semantics: `^`/`$` at any of the four line
+# terminators, `.` excludes them, `\s` is the JavaScript whitespace class (it crosses lines).
+_JS_LINE_TERMINATORS = "\n\r\u2028\u2029"
+TOPIC_PATTERN = re.compile(
+    rf"(?<![^{_JS_LINE_TERMINATORS}])Topic:{JS_WS_CLASS}*([^{_JS_LINE_TERMINATORS}]+)(?![^{_JS_LINE_TERMINATORS}])"
+)
+
+
+def checkpoint_topic(text: str) -> str | None:
+    """The JS-trimmed capture of the first `Topic:` match; None when there is none or it is blank."""
+    match = TOPIC_PATTERN.search(text)
+    if match is None:
+        return None
+    return js_trim(match.group(1)) or None
+
+
+def render_index(memory: MemoryRoot, session_id: str) -> str:
+    """Five lines: `## Checkpoint`, "", the session directory + separator, "", the topic line."""
+    path = memory.checkpoint_path(session_id)
+    if not memory.exists(path):
+        return texts.NO_CHECKPOINT_INDEX
+    content = memory.read_text(path).text
+    topic = checkpoint_topic(content) if content is not None else None
+    return "\n".join(
+        [
+            texts.INDEX_HEADING,
+            "",
+            texts.index_directory_line(memory.session_dir(session_id) + os.sep),
+            "",
+            texts.index_topic_line(topic if topic is not None else texts.UNKNOWN_TOPIC),
+        ]
+    )
+
+
+# =============================================================================================
+# §7.4 the active actors block
+# =============================================================================================
+def _idle_ms(actor: Json, now_ms: int) -> int:
+    last = actor.get("lastTurnTime")
+    if not isinstance(last, (int, float)) or isinstance(last, bool):
+        return 0  # no last turn recorded: report it as just active
+    return int(now_ms - last)
+
+
+def _field(actor: Json, key: str) -> str:
+    value = actor.get(key)
+    return "" if value is None else str(value)
+
+
+def render_actors(actors: Sequence[Json], now_ms: int) -> str:
+    """The `## Active Actors` block for the given (already active, session-scoped) actors, or ""."""
+    if not actors:
+        return ""
+    lines = [texts.ACTORS_BLOCK_HEADING, "", texts.actors_count_line(len(actors)), ""]
+    for actor in actors:
+        lines += texts.actor_block_lines(
+            _field(actor, "actorID"),
+            _field(actor, "status"),
+            texts.format_idle(_idle_ms(actor, now_ms)),
+            _field(actor, "description"),
+            _field(actor, "agent"),
+        )
+    return "\n".join(lines)
+
+
+# =============================================================================================
+# §7.3 the boundary message
+# =============================================================================================
+class BoundaryMessage(TypedDict):
+    info: Json
+    parts: list[Json]
+
+
+def _boundary_info(
+    message_id: str, session_id: str, created: int, agent: str | None, model: Mapping[str, Any] | None
+) -> Json:
+    info: Json = {"id": message_id, "sessionID": session_id, "role": "user", "time": {"created": created}}
+    if agent is not None:
+        info["agent"] = agent
+    if model is not None:
+        info["model"] = {"providerID": model.get("providerID"), "modelID": model.get("modelID")}
+    info["agentID"] = MAIN_AGENT
+    return info
+
+
+def _checkpoint_part(watermark: str, digest_up_to: str | None, has_activity: bool) -> Json:
+    part: Json = {"type": "checkpoint", "checkpointDir": "", "checkpointNumber": 0, "coveredUpTo": watermark}
+    if digest_up_to and has_activity:
+        # Without a rendered activity list, collapsing (W, D] would drop a tail nothing recorded.
+        part["digestUpTo"] = digest_up_to
+    return part
+
+
+def _synthetic_text(text: str) -> Json:
+    return {"type": "text", "synthetic": True, "text": text}
+
+
+def build_boundary(
+    *,
+    session_id: str,
+    watermark: str,
+    digest_up_to: str | None,
+    has_activity: bool,
+    rendered_text: str,
+    index_text: str,
+    actors_text: str,
+    agent: str | None,
+    model: Mapping[str, Any] | None,
+    boundary_created_at: int | None,
+    now_ms: int,
+    minter: IdMinter,
+    message_id: str | None = None,
+) -> BoundaryMessage:
+    """§7.3 steps 3–5: the boundary `{info, parts}`; raises ValueError on an empty rendered text."""
+    if not rendered_text:
+        raise ValueError("an empty rebuild text must not be inserted (spec §7.3 step 1)")
+    mid = message_id if message_id is not None else minter.ascending("msg", now_ms)
+    created = (boundary_created_at if boundary_created_at is not None else now_ms) + 1
+    bodies = [_checkpoint_part(watermark, digest_up_to, has_activity)]
+    if index_text:
+        bodies.append(_synthetic_text(index_text))
+    bodies.append(_synthetic_text(rendered_text))
+    if actors_text:
+        bodies.append(_synthetic_text(actors_text))
+    # Part IDs are minted in part order, so they ascend (§14.4).
+    parts = [
+        {"id": minter.ascending("prt", now_ms), "sessionID": session_id, "messageID": mid, **b}
+        for b in bodies
+    ]
+    return {"info": _boundary_info(mid, session_id, created, agent, model), "parts": parts}
+
+
+# =============================================================================================
+# §7.5 microcompaction
+# =============================================================================================
+@dataclass(frozen=True)
+class CompactMark:
+    message_id: str
+    part_id: str | None
+    compacted_at: int
+
+
+OnChange = Callable[[Message, int], None]
+
+
+def boundary_time_for(
+    boundary_created_at: int | None, watermark: str, messages_all_slices: Sequence[Message]
+) -> int | None:
+    """§7.5 step 2: `boundaryCreatedAt`, else the watermark message's time, else None (skip)."""
+    if boundary_created_at is not None:
+        return boundary_created_at
+    for m in messages_all_slices:
+        if m.id == watermark:
+            return m.created
+    return None
+
+
+def _is_compacted(holder: Json) -> bool:
+    t = holder.get("time")
+    return isinstance(t, dict) and bool(t.get("compacted"))
+
+
+def _with_compacted(holder: Json, now_ms: int) -> Json:
+    """A copy of `holder` whose `time.compacted` is `now_ms` (the host's dicts are not mutated)."""
+    t = holder.get("time")
+    return {**holder, "time": {**(t if isinstance(t, dict) else {}), "compacted": now_ms}}
+
+
+def _mark(message: Message, index: int, marked_part: Json, on_change: OnChange | None) -> None:
+    message.parts[index] = marked_part
+    if on_change is not None:
+        on_change(message, index)
+
+
+def _compact_inline(message: Message, index: int, now_ms: int, on_change: OnChange | None) -> CompactMark:
+    part = message.parts[index]
+    _mark(message, index, {**part, "state": _with_compacted(part["state"], now_ms)}, on_change)
+    return CompactMark(message.id, part.get("id"), now_ms)
+
+
+def _inline_candidate(part: Json, names: Mapping[str, str]) -> bool:
+    state = part.get("state")
+    if part.get("type") != "tool" or not isinstance(state, dict):
+        return False
+    name = part.get("tool")
+    canonical = names.get(name, name) if isinstance(name, str) else None
+    return canonical in COMPACTABLE and state.get("status") == "completed" and not _is_compacted(state)
+
+
+def _result_holder_index(carrier: Message, part_index: int) -> int | None:
+    """The part that carries a split result's mark: the result part, or a tool message's first text."""
+    if part_index != MESSAGE_LEVEL_RESULT:
+        return part_index
+    return next((i for i, p in enumerate(carrier.parts) if p.get("type") == "text"), None)
+
+
+def _compact_split(
+    messages: Sequence[Message],
+    later: Callable[[Message], bool],
+    names: Mapping[str, str],
+    now_ms: int,
+    on_change: OnChange | None,
+) -> list[CompactMark]:
+    marks: list[CompactMark] = []
+    for call in logical_calls(messages).values():
+        carrier, result = call.carrier, call.result
+        if carrier is None or result is None or call.inline or not later(carrier):
+            continue
+        if (
+            names.get(call.use.name, call.use.name) not in COMPACTABLE
+            or call.state().get("status") != "completed"
+        ):
+            continue
+        index = _result_holder_index(carrier, result.part_index)
+        if index is None or _is_compacted(carrier.parts[index]):
+            continue
+        part = carrier.parts[index]
+        _mark(carrier, index, _with_compacted(part, now_ms), on_change)
+        marks.append(CompactMark(carrier.id, part.get("id"), now_ms))
+    return marks
+
+
+def microcompact(
+    messages_all_slices: Sequence[Message],
+    boundary_time: int | None,
+    boundary_id: str | None,
+    now_ms: int,
+    *,
+    on_change: OnChange | None = None,
+    tool_name_map: Mapping[str, str] | None = None,
+) -> list[CompactMark]:
+    """Mark completed COMPACTABLE results held by messages created strictly after `boundary_time`.
+
+    `boundary_time` None → nothing is marked (never fall back to 0); the caller reports a warning.
+    """
+    if boundary_time is None:
+        return []
+    names = tool_name_map or {}
+
+    def later(m: Message) -> bool:
+        return m.id != boundary_id and m.created > boundary_time
+
+    marks: list[CompactMark] = []
+    for message in messages_all_slices:
+        if not later(message):
+            continue
+        for index, part in enumerate(message.parts):
+            if _inline_candidate(part, names):
+                marks.append(_compact_inline(message, index, now_ms, on_change))
+    marks += _compact_split(messages_all_slices, later, names, now_ms, on_change)
+    return marks

@@ -1,0 +1,45 @@
+"""The configuration values the core reads (spec §13), with their defaults.
+
+Validation of what a host sends lives in `wire.config`; the core only sees these plain, already
+valid values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DEFAULT_WRITER_WAIT_WITH_WATERMARK_MS = 30_000
+DEFAULT_WRITER_WAIT_WITHOUT_WATERMARK_MS = 300_000
+DEFAULT_TRIGGER_RATIO = 0.9
+DEFAULT_TASK_ARCHIVE_DAYS = 7
+
+
+@dataclass(frozen=True)
+class PushCaps:
+    """`checkpoint.push_caps` (spec §13.1). Units: `tasks_ledger` in UTF-16 characters, the rest tokens."""
+
+    tasks_ledger: int = 2000
+    checkpoint: int = 11000
+    actor_ledger: int = 500
+    recent_user: int = 16000
+    recent_user_per_msg: int = 2000
+    memory: int = 10000
+    global_: int = 6000
+    notes: int = 6000
+    memory_titles: int = 500
+    total: int | None = None  # D7: optional total cap, off when None
+
+
+@dataclass(frozen=True)
+class RebuildConfig:
+    push_caps: PushCaps = field(default_factory=PushCaps)
+    task_archive_days: float = DEFAULT_TASK_ARCHIVE_DAYS
+    compaction_auto: bool = True
+    # `compaction.max_context`: a number, a string ("80%", "150K") or a map of model globs to those.
+    max_context: int | str | dict[str, int | str] | None = None
+    compaction_reserved: int | None = None
+    trigger_ratio: float = DEFAULT_TRIGGER_RATIO
+    writer_wait_with_watermark_ms: int = DEFAULT_WRITER_WAIT_WITH_WATERMARK_MS
+    writer_wait_without_watermark_ms: int = DEFAULT_WRITER_WAIT_WITHOUT_WATERMARK_MS
+    memory_disable_write: bool = False
+    checkpoint_disabled: bool = False

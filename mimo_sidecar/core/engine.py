@@ -1,0 +1,372 @@
+"""Orchestration of the rebuild over one `Session` (spec §4, §5, §7, §12).
+
+Pure and synchronous. Waiting for a checkpoint writer is the RPC layer's job: it calls
+`insert_gate` and reads the watermark *before* the wait (Decision D4), waits, and then calls
+`insert`, which either applies the whole rebuild or nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from . import texts
+from .boundary import LastMessageInfo, build_boundary, classify, microcompact, render_actors, render_index
+from .config import RebuildConfig
+from .ids import IdMinter
+from .memory_files import MemoryRoot
+from .message import Json, Message
+from .render import RenderInputs, RenderResult, render
+from .request_build import BuiltRequest, build_messages
+from .session import MAIN_AGENT, Session
+from .trigger import is_overflow, overflow_count, usable_tokens, usage_recovered
+from .watermark import WatermarkResult, watermark_for
+
+DEFAULT_MAX_OUTPUT_TOKENS = 32_000
+
+
+@dataclass(frozen=True)
+class ModelLimits:
+    context_window: int
+    input_limit: int = 0
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    provider_id: str = ""
+    model_id: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.provider_id}/{self.model_id}"
+
+
+@dataclass(frozen=True)
+class TriggerDecision:
+    usable: int
+    count: int
+    overflow: bool
+    usage_recovered: bool
+    should_rebuild: bool
+    hard: int
+    budget: int | None
+    usage_source: str  # "request" | "last-finished" | "none"
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ComputeResult:
+    trigger: TriggerDecision
+    watermark: WatermarkResult | None
+    stored_watermark: str | None
+    preview: RenderResult | None
+    preview_outcome: str | None
+
+
+@dataclass
+class InsertResult:
+    outcome: str
+    message: Json | None = None
+    compacted: list[Any] = field(default_factory=list)
+    render: RenderResult | None = None
+    watermark: str | None = None
+    digest_up_to: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class RequestPrefix:
+    system: list[Any]
+    tools: list[Any]
+    hash: str
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    prefix: RequestPrefix
+    request: BuiltRequest
+    reminder_added: bool
+    usage_pending: bool
+
+
+# -- trigger and watermark (§4, §5) ------------------------------------------------------------
+def last_finished(msgs: list[Message]) -> Message | None:
+    """The newest assistant message with a truthy `finish` (§4.3)."""
+    for m in reversed(msgs):
+        if m.role == "assistant" and m.finish:
+            return m
+    return None
+
+
+def decide_trigger(
+    session: Session,
+    config: RebuildConfig,
+    model: ModelLimits | None,
+    usage: Json | None,
+    agent_id: str,
+    warn_cache: set[tuple[str, str]] | None = None,
+) -> TriggerDecision:
+    msgs = session.view(agent_id)
+    finished = last_finished(msgs)
+    source = "request"
+    if usage is None:
+        usage = finished.info.get("tokens") if finished is not None else None
+        source = "last-finished" if usage else "none"
+    model = model or model_from_history(msgs)
+    line = usable_tokens(
+        model.context_window if model else 0,
+        model.input_limit if model else 0,
+        model.max_output_tokens if model else DEFAULT_MAX_OUTPUT_TOKENS,
+        config,
+        model.key if model else "",
+        warn_cache,
+    )
+    count = overflow_count(usage) if usage else 0
+    overflow = bool(usage) and is_overflow(usage, line.usable, config, model.context_window if model else 0)
+    recovered = usage_recovered(msgs, session.ordering())
+    summary = finished is not None and finished.info.get("summary") is True
+    should = overflow and not recovered and not summary and agent_id == MAIN_AGENT
+    warnings = tuple(line.warnings) + (() if model else ("no model limits known: overflow handling is off",))
+    return TriggerDecision(
+        line.usable, count, overflow, recovered, should, line.hard, line.budget, source, warnings
+    )
+
+
+def model_from_history(msgs: list[Message]) -> ModelLimits | None:
+    """Limits a host recorded on its newest assistant message (`info.limit.{context,input,output}`)."""
+    for m in reversed(msgs):
+        if m.role != "assistant":
+            continue
+        limit = m.info.get("limit")
+        if isinstance(limit, dict) and isinstance(limit.get("context"), int):
+            return ModelLimits(
+                limit["context"],
+                int(limit.get("input") or 0),
+                int(limit.get("output") or DEFAULT_MAX_OUTPUT_TOKENS),
+                str(m.info.get("providerID", "")),
+                str(m.info.get("modelID", "")),
+            )
+    return None
+
+
+def writer_watermark(session: Session) -> WatermarkResult | None:
+    """The watermark a writer starting now should cover: over the main slice's view (§5.1)."""
+    return watermark_for(session.view(MAIN_AGENT))
+
+
+# -- rendering inputs --------------------------------------------------------------------------
+def activity_tail(session: Session, watermark: str | None, digest_up_to: str | None) -> tuple[list[Message] | None, list[str]]:
+    """Main-slice messages with ord(W) < ord(m) <= ord(D) (§8.5.9), or None without both ends."""
+    if not watermark or not digest_up_to:
+        return None, []
+    ordering = session.ordering()
+    lo, hi = ordering.key(watermark), ordering.key(digest_up_to)
+    if lo is None or hi is None:
+        return [], [f"activity slice skipped: unknown endpoint ({'watermark' if lo is None else 'digestUpTo'})"]
+    return [m for m in session.slice(MAIN_AGENT) if lo < ordering.key_of(m) <= hi], []
+
+
+def render_inputs(
+    session: Session,
+    memory: MemoryRoot,
+    config: RebuildConfig,
+    *,
+    tail: list[Message] | None,
+    last_info: LastMessageInfo | None,
+    agent_id: str | None,
+    now_ms: int,
+    memory_keys: list[str] | None = None,
+) -> RenderInputs:
+    return RenderInputs(
+        session_id=session.session_id,
+        project_id=session.project_id,
+        memory=memory,
+        caps=config.push_caps,
+        tasks=session.listed_tasks(now_ms, config.task_archive_days),
+        actors=session.active_actors(),
+        recent_candidates=session.newest(MAIN_AGENT, 200),
+        tail=tail,
+        last_message_info=last_info,
+        agent_id=agent_id,
+        memory_keys=memory_keys,
+    )
+
+
+# -- compute (§4 + §5 + a dry-run render) -------------------------------------------------------
+def compute(
+    session: Session,
+    memory: MemoryRoot,
+    config: RebuildConfig,
+    *,
+    agent_id: str = MAIN_AGENT,
+    usage: Json | None = None,
+    model: ModelLimits | None = None,
+    preview: bool = True,
+    now_ms: int,
+    warn_cache: set[tuple[str, str]] | None = None,
+) -> ComputeResult:
+    trigger = decide_trigger(session, config, model, usage, agent_id, warn_cache)
+    wm = writer_watermark(session)
+    outcome = insert_gate(session, memory, config, agent_id)
+    rendered = None
+    if preview and agent_id == MAIN_AGENT:
+        msgs = session.view(MAIN_AGENT)
+        tail, _ = activity_tail(session, session.watermark, msgs[-1].id if msgs else None)
+        inputs = render_inputs(session, memory, config, tail=tail, last_info=classify(msgs), agent_id=agent_id, now_ms=now_ms)
+        rendered = render(inputs)
+        if outcome is None:
+            outcome = "rebuilt" if rendered.text else "insert-failed"
+    return ComputeResult(trigger, wm, session.watermark, rendered, outcome)
+
+
+# -- insert (§7) --------------------------------------------------------------------------------
+def insert_gate(session: Session, memory: MemoryRoot, config: RebuildConfig, agent_id: str) -> str | None:
+    """The outcome that ends a rebuild before any rendering, or None to proceed (§7.1, §7.2, §8.1)."""
+    if config.checkpoint_disabled:
+        return "checkpoint-off"
+    if config.memory_disable_write:
+        return "memory-write-off"
+    if agent_id != MAIN_AGENT:
+        return "not-main-agent"
+    if not memory.exists(memory.checkpoint_path(session.session_id)):
+        return "no-checkpoint"
+    if not session.watermark:
+        return "no-watermark"
+    return None
+
+
+def insert_messages(session: Session, reason: str) -> list[Message]:
+    """`msgs` of §7: the full main slice for a manual rebuild (§7.7), else the main view."""
+    return session.slice(MAIN_AGENT) if reason == "manual" else session.view(MAIN_AGENT)
+
+
+def insert(
+    session: Session,
+    memory: MemoryRoot,
+    config: RebuildConfig,
+    *,
+    watermark: str,
+    reason: str,
+    now_ms: int,
+    minter: IdMinter,
+    digest_up_to: str | None = None,
+    agent: str | None = None,
+    model: Json | None = None,
+    boundary_id: str | None = None,
+    tool_name_map: dict[str, str] | None = None,
+) -> InsertResult:
+    """Render, build and insert the boundary, then mark compactable results (§7.2–§7.5).
+
+    `watermark` is the value read before any writer wait (D4). Nothing is changed unless the
+    outcome is `rebuilt`.
+    """
+    msgs = insert_messages(session, reason)
+    d = digest_up_to or (msgs[-1].id if msgs else None)
+    w_msg = next((m for m in msgs if m.id == watermark), None)
+    tail, warnings = activity_tail(session, watermark, d)
+    last_info = classify(msgs)
+    inputs = render_inputs(session, memory, config, tail=tail, last_info=last_info, agent_id=MAIN_AGENT, now_ms=now_ms)
+    try:
+        rendered = render(inputs)
+    except Exception as exc:  # §7.3 step 1: a render error counts as an empty render
+        return InsertResult("insert-failed", watermark=watermark, digest_up_to=d, warnings=warnings,
+                            detail=f"rendering failed: {exc}")
+    warnings += list(rendered.warnings)
+    if not rendered.text:
+        return InsertResult("insert-failed", render=rendered, watermark=watermark, digest_up_to=d,
+                            warnings=warnings, detail=rendered.empty_reason or "the rebuild text rendered empty")
+    w_created = _created_of(w_msg)
+    boundary = build_boundary(
+        session_id=session.session_id,
+        watermark=watermark,
+        digest_up_to=d,
+        has_activity=rendered.has_activity,
+        rendered_text=rendered.text,
+        index_text=_or_empty(lambda: render_index(memory, session.session_id), warnings, "checkpoint index"),
+        actors_text=_or_empty(lambda: render_actors(session.active_actors(), now_ms), warnings, "actors block"),
+        agent=agent or _last_user_field(msgs, "agent"),
+        model=model or _last_user_field(msgs, "model"),
+        boundary_created_at=w_created,
+        now_ms=now_ms,
+        minter=minter,
+        message_id=boundary_id,
+    )
+    boundary_msg = Message(boundary["info"], boundary["parts"])
+    boundary_time = w_created if w_msg is not None else _created_of(session.get(watermark))
+    marks = microcompact(
+        session.messages(), boundary_time, boundary_msg.id, now_ms,
+        on_change=session.refresh_part, tool_name_map=tool_name_map,
+    )
+    if boundary_time is None:
+        warnings.append("microcompaction skipped: the watermark message is unknown")
+    if session.watermark != watermark:
+        warnings.append("the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one")
+    session.insert_boundary(boundary_msg)
+    return InsertResult("rebuilt", message=boundary_msg.to_json(), compacted=marks, render=rendered,
+                        watermark=watermark, digest_up_to=d, warnings=warnings)
+
+
+def _or_empty(make: Callable[[], str], warnings: list[str], what: str) -> str:
+    """§7.3: an error while rendering a companion text counts as "" (and is reported)."""
+    try:
+        return make()
+    except Exception as exc:
+        warnings.append(f"{what} omitted: {exc}")
+        return ""
+
+
+def _created_of(message: Message | None) -> int | None:
+    """`time.created` when the message exists and records one; None otherwise (never a fake 0)."""
+    if message is None:
+        return None
+    t = message.info.get("time")
+    c = t.get("created") if isinstance(t, dict) else None
+    return int(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else None
+
+
+def _last_user_field(msgs: list[Message], name: str) -> Any:
+    for m in reversed(msgs):
+        if m.role == "user" and name in m.info:
+            return m.info[name]
+    return None
+
+
+# -- request assembly (§12) --------------------------------------------------------------------
+def prefix_of(session: Session) -> RequestPrefix:
+    """The frozen request prefix and a stable hash for prompt-cache comparisons (§12.7 item 1)."""
+    prefix = session.request_prefix or {}
+    system = list(prefix.get("system") or [])
+    tools = list(prefix.get("tools") or [])
+    digest = hashlib.sha256(orjson.dumps({"system": system, "tools": tools}, option=orjson.OPT_SORT_KEYS))
+    return RequestPrefix(system, tools, "sha256:" + digest.hexdigest())
+
+
+def has_memory_artifacts(session: Session, memory: MemoryRoot, config: RebuildConfig, now_ms: int) -> bool:
+    """§12.3: the session memory directory is non-empty, or the session has a listed task."""
+    return bool(session.listed_tasks(now_ms, config.task_archive_days)) or memory.session_dir_nonempty(session.session_id)
+
+
+def build(
+    session: Session,
+    memory: MemoryRoot,
+    config: RebuildConfig,
+    *,
+    agent_id: str = MAIN_AGENT,
+    collapse_tail: bool = True,
+    shell_style: bool = False,
+    has_actor_tool: bool = False,
+    memory_reminder: bool = True,
+    now_ms: int,
+) -> BuildResult:
+    view = session.view(agent_id)
+    is_main = agent_id == MAIN_AGENT
+    reminder = None
+    if memory_reminder and is_main and has_memory_artifacts(session, memory, config, now_ms):
+        reminder = texts.memory_reminder(
+            memory.session_dir(session.session_id), shell_style=shell_style, has_actor_tool=has_actor_tool
+        )
+    built = build_messages(view, collapse_tail=collapse_tail and is_main, ordering=session.ordering(), reminder=reminder)
+    pending = usage_recovered(view, session.ordering())
+    return BuildResult(prefix_of(session), built, reminder is not None, pending)

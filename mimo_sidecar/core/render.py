@@ -1,0 +1,759 @@
+"""Rendering the rebuild text (spec §8): preamble, nine budgeted sections, closing sentence, reminder.
+
+`render(inputs)` is pure over its inputs plus fresh reads of the memory files (§8.3). It never
+touches a `Session`: the engine hands it the already selected tasks, actors, recent-user candidates
+and activity tail, so the function is deterministic for a given disk state.
+
+The text is assembled from a list of *blocks* — one per section, plus the fixed head (preamble) and
+the fixed foot (closing sentence and reminder). Each block holds the lines it contributes to `L`
+(§8.5). The optional total cap (DEVIATION D7, §8.8) removes whole blocks, or Recent-user entries,
+and re-joins the remaining lines; nothing is rendered twice.
+
+Every block also yields a `SectionReport`, so the host can see what was emitted, what was cut and
+why. `SectionReport.tokens` is `est` of the block's own lines joined with "\\n" (for pushSection
+blocks that includes the trailing empty line's newline; for "# Recent activity" it is the digest
+text itself, without the separating empty line in front of it).
+
+Errors: a session or project ID that cannot be a path component (`memory_files.UnsafeName`) makes
+the affected files unreadable (reported as a warning); every other exception propagates and the
+caller treats it as an empty render (§7.3 step 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import texts
+from .boundary import LastMessageInfo
+from .budgeted_read import BudgetedText, proportional_read, section_aware_read
+from .config import PushCaps
+from .jsjson import js_number
+from .jstext import (
+    drop_dangling_high,
+    drop_leading_low,
+    est,
+    head16,
+    is_blank,
+    js_trim,
+    len16,
+    slice16,
+    tail16,
+)
+from .memory_files import MemoryRoot, UnsafeName
+from .message import Json, Message
+from .shapes import is_carrier
+from .tail_digest import MAX_LINES as ACTIVITY_MAX_LINES
+from .tail_digest import build_digest
+
+MAIN_AGENT = "main"
+LEDGER_NOTE_RESERVE = 60  # §8.5.1: the cut keeps cap − 60 units; the note is ≤ 59 units + "\n"
+RECENT_USER_WINDOW = 200  # §8.5.4 step 1: the newest 200 main-slice messages, any role
+RECENT_USER_EXCLUDED_PARTS = frozenset({"tool", "checkpoint", "compaction"})
+HEAD_SHARE = 0.6  # truncateUser keeps floor(cap × 0.6) × 4 units of head ...
+TAIL_SHARE = 0.3  # ... and floor(cap × 0.3) × 4 units of tail (§8.5.4)
+
+# Stable machine names of the nine sections, in output order (§8.5.1–§8.5.9).
+KEY_TASKS = "tasks"
+KEY_CHECKPOINT = "checkpoint"
+KEY_ACTORS = "actors"
+KEY_RECENT_USER = "recent_user"
+KEY_PROJECT_MEMORY = "project_memory"
+KEY_GLOBAL_MEMORY = "global_memory"
+KEY_NOTES = "notes"
+KEY_MEMORY_KEYS = "memory_keys"
+KEY_ACTIVITY = "activity"
+
+# D7 (§8.8): whole sections shed first, in this order; then Recent user entries, oldest first.
+SHED_ORDER = (KEY_MEMORY_KEYS, KEY_GLOBAL_MEMORY, KEY_NOTES, KEY_PROJECT_MEMORY, KEY_ACTORS)
+
+
+# =============================================================================================
+# Public data
+# =============================================================================================
+@dataclass(frozen=True)
+class RenderInputs:
+    """Everything `render` needs besides the files it reads fresh (§8.3).
+
+    `tasks`: `session.listed_tasks(now, days)` (archived excluded, created_at order, D5).
+    `actors`: `session.active_actors()` (this session's active background actors, D1).
+    `recent_candidates`: the newest 200 main-slice messages, chronological (§8.5.4 step 1).
+    `tail`: main-slice messages with ord(W) < ord(m) <= ord(D), or None when D or W is not given.
+    `memory_keys`: the host-supplied key order, or None to list them from disk (§8.5.8).
+    """
+
+    session_id: str
+    project_id: str | None
+    memory: MemoryRoot
+    caps: PushCaps
+    tasks: Sequence[Json] = ()
+    actors: Sequence[Json] = ()
+    recent_candidates: Sequence[Message] = ()
+    tail: Sequence[Message] | None = None
+    last_message_info: LastMessageInfo | None = None
+    agent_id: str | None = None
+    memory_keys: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class SectionReport:
+    key: str
+    heading: str  # e.g. "# Tasks ledger"
+    tokens: int  # est of the section's emitted lines joined with "\n"; 0 when absent
+    cap: int | None
+    unit: str  # "chars" | "tokens" | "lines"
+    present: bool
+    truncated: bool = False
+    shed: bool = False  # some or all of it was removed by the total cap (D7)
+    reason: str | None = None  # why absent, truncated or shed
+    path: str | None = None  # file-backed sections
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    text: str
+    has_activity: bool
+    sections: list[SectionReport]
+    total_tokens: int
+    total_cap: int | None
+    over_cap: bool
+    warnings: list[str]
+    bailed: bool  # the early bail of §8.4 fired
+    shed_units: list[str] = field(default_factory=list)  # D7, in shedding order
+    empty_reason: str | None = None  # why `text` is empty (agent gate, early bail)
+
+
+# =============================================================================================
+# Blocks
+# =============================================================================================
+@dataclass
+class _Block:
+    """One section's contribution to `L`, plus what its report needs."""
+
+    key: str
+    heading: str
+    cap: int | None
+    unit: str
+    lines: list[str] = field(default_factory=list)  # [] when the section is absent
+    truncated: bool = False
+    reason: str | None = None
+    path: str | None = None
+    shed: bool = False
+    entries: list[tuple[str, str]] | None = None  # Recent user input only: (message ID, entry)
+    length16: int = 0  # Σ len16(line): cached for the D7 arithmetic
+
+    def set_lines(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.length16 = sum(len16(line) for line in lines)
+
+    def report(self) -> SectionReport:
+        present = bool(self.lines)
+        tokens = est("\n".join(self.lines)) if present else 0
+        if self.key == KEY_ACTIVITY and present:
+            tokens = est(self.lines[-1])  # the digest text, without the separating empty line
+        return SectionReport(
+            self.key,
+            self.heading,
+            tokens,
+            self.cap,
+            self.unit,
+            present,
+            self.truncated,
+            self.shed,
+            self.reason,
+            self.path,
+        )
+
+
+def _heading(name: str) -> str:
+    return "# " + name
+
+
+def push_section(heading: str, body: str, file_path: str | None = None) -> list[str]:
+    """§8.5 `pushSection`: heading, optional `File:` line, stripped/trimmed body if non-empty, ""."""
+    lines = [_heading(heading)]
+    if file_path is not None:
+        lines.append(texts.FILE_LINE_PREFIX + file_path)
+    body_text = strip_h1(body) if file_path is not None else js_trim(body)
+    if body_text:
+        lines.append(body_text)
+    lines.append("")
+    return lines
+
+
+def _is_fence(line: str) -> bool:
+    # Kind and length are not matched (four backticks toggle too); an indented fence does not count.
+    return line.startswith("```") or line.startswith("~~~")
+
+
+def _is_h1(line: str) -> bool:
+    # `^# [^#]`: any character but "#" after the space, "\r" included; "# " alone is kept.
+    return len(line) > 2 and line.startswith("# ") and line[2] != "#"
+
+
+def strip_h1(text: str) -> str:
+    """§8.5 `stripH1`: drop top-level `# ` headings outside code fences, then JS-trim."""
+    kept: list[str] = []
+    in_fence = False
+    for line in text.split("\n"):
+        if _is_fence(line):
+            in_fence = not in_fence
+            kept.append(line)
+        elif in_fence or not _is_h1(line):
+            kept.append(line)
+    return js_trim("\n".join(kept))
+
+
+def _js_text(value: Any) -> str:
+    """A host field in a template string; absent/null fields render as "" (team choice)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return js_number(value)
+    return str(value)
+
+
+# =============================================================================================
+# §8.5.1 Tasks ledger
+# =============================================================================================
+def _task_line(task: Json) -> str:
+    tid, status, summary = (_js_text(task.get(k)) for k in ("id", "status", "summary"))
+    return f"- {tid} {status}{texts.TASK_SEPARATOR}{summary}"
+
+
+def _child_token(child: Json) -> str:
+    status = _js_text(child.get("status"))
+    return texts.STATUS_GLYPHS.get(status, status) + _js_text(child.get("id"))
+
+
+def ledger_text(tasks: Sequence[Json]) -> str:
+    """The untruncated ledger: top-level tasks, each with one line of its direct children."""
+    children: dict[Any, list[Json]] = {}
+    for task in tasks:
+        parent = task.get("parent_task_id")
+        if parent:
+            children.setdefault(parent, []).append(task)
+    lines: list[str] = []
+    for task in tasks:
+        if task.get("parent_task_id"):
+            continue  # children appear under their parent; orphans and grandchildren never
+        lines.append(_task_line(task))
+        kids = children.get(task.get("id")) if task.get("id") is not None else None
+        if kids:
+            lines.append("  " + texts.SUBTASKS_LABEL + " / ".join(_child_token(c) for c in kids))
+    return "\n".join(lines)
+
+
+def truncate_ledger(s: str, cap: int) -> tuple[str, bool]:
+    """`s[0 : cap − 60] + "\\n" + note` when over the cap (a negative end counts from the end, §15.7);
+    a high surrogate left dangling by the cut is dropped (D9)."""
+    if len16(s) <= cap:
+        return s, False
+    return drop_dangling_high(slice16(s, 0, cap - LEDGER_NOTE_RESERVE)) + "\n" + texts.LEDGER_TRUNCATED, True
+
+
+def _tasks_block(tasks: Sequence[Json], cap: int) -> _Block:
+    block = _Block(KEY_TASKS, _heading(texts.HEADING_TASKS), cap, "chars")
+    if not tasks:
+        block.reason = "no tasks"
+        block.set_lines(push_section(texts.HEADING_TASKS, texts.NO_TASKS))
+        return block
+    full = ledger_text(tasks)
+    body, block.truncated = truncate_ledger(full, cap)
+    if block.truncated:
+        block.reason = f"over cap: ledger cut from {len16(full)} to {len16(body)} chars"
+    block.set_lines(push_section(texts.HEADING_TASKS, body))
+    return block
+
+
+# =============================================================================================
+# File-backed sections (§8.5.2, §8.5.5–§8.5.7)
+# =============================================================================================
+@dataclass(frozen=True)
+class _FileInput:
+    path: str | None
+    read: BudgetedText | None  # None: nothing usable (missing, unreadable, no project)
+    reason: str | None = None  # why `read` is None
+
+
+def _read_file(
+    memory: MemoryRoot,
+    label: str,
+    path_of: Callable[[], str],
+    budget: int,
+    reader: Callable[[str, int, str], BudgetedText],
+    warnings: list[str],
+) -> _FileInput:
+    try:
+        path = path_of()
+    except UnsafeName as exc:
+        warnings.append(f"{label}: {exc}")
+        return _FileInput(None, None, "unsafe name")
+    outcome = memory.read_text(path)
+    if outcome.problem is not None and outcome.problem != "missing":
+        warnings.append(f"{label}: {path}: {outcome.problem}")
+    if outcome.text is None:
+        reason = "file missing" if outcome.problem == "missing" else f"unreadable ({outcome.problem})"
+        return _FileInput(path, None, reason)
+    return _FileInput(path, reader(outcome.text, budget, path))
+
+
+def _project_memory_input(inputs: RenderInputs, warnings: list[str]) -> _FileInput:
+    pid = inputs.project_id
+    if pid is None:
+        return _FileInput(None, None, "no project")
+    memory = inputs.memory
+    try:
+        memory.migrate_legacy_project_memory(pid)  # §2.9: rename memory.md first (idempotent)
+    except UnsafeName as exc:
+        warnings.append(f"project memory: {exc}")
+        return _FileInput(None, None, "unsafe name")
+    return _read_file(
+        memory,
+        "project memory",
+        lambda: memory.project_memory_path(pid),
+        inputs.caps.memory,
+        section_aware_read,
+        warnings,
+    )
+
+
+@dataclass(frozen=True)
+class _Files:
+    checkpoint: _FileInput
+    project: _FileInput
+    global_: _FileInput
+    notes: _FileInput
+
+
+def _read_files(inputs: RenderInputs, warnings: list[str]) -> _Files:
+    memory, sid, caps = inputs.memory, inputs.session_id, inputs.caps
+    checkpoint = _read_file(
+        memory,
+        "checkpoint",
+        lambda: memory.checkpoint_path(sid),
+        caps.checkpoint,
+        section_aware_read,
+        warnings,
+    )
+    project = _project_memory_input(inputs, warnings)
+    global_ = _read_file(
+        memory, "global memory", memory.global_memory_path, caps.global_, section_aware_read, warnings
+    )
+    notes = _read_file(
+        memory, "notes", lambda: memory.notes_path(sid), caps.notes, proportional_read, warnings
+    )
+    return _Files(checkpoint, project, global_, notes)
+
+
+def _file_text(f: _FileInput) -> str:
+    return f.read.text if f.read is not None else ""
+
+
+def _truncation_reason(f: _FileInput, budget: int) -> str:
+    assert f.read is not None and f.path is not None
+    skeleton = texts.skeleton_warning(f.read.total_tokens, budget, f.path)
+    if f.read.text.endswith(skeleton):
+        return f"skeleton only: the file holds {f.read.total_tokens} tokens"
+    return f"over cap: the file holds {f.read.total_tokens} tokens"
+
+
+def _file_block(key: str, heading: str, f: _FileInput, cap: int) -> _Block:
+    block = _Block(key, _heading(heading), cap, "tokens", path=f.path)
+    if f.read is None:
+        block.reason = f.reason
+        return block
+    if is_blank(f.read.text):
+        block.reason = "empty"
+        return block
+    block.set_lines(push_section(heading, f.read.text, f.path))
+    if f.read.truncated:
+        block.truncated = True
+        block.reason = _truncation_reason(f, cap)
+    return block
+
+
+# =============================================================================================
+# §8.5.3 Active actors (D1: this session's actors only)
+# =============================================================================================
+def actor_line(actor: Json) -> str:
+    return texts.actor_ledger_line(
+        _js_text(actor.get("actorID")),
+        _js_text(actor.get("status")),
+        _js_text(actor.get("description")),
+        _js_text(actor.get("agent")),
+    )
+
+
+def greedy_lines(items: Sequence[str], budget: int, cost: Callable[[str], int] = est) -> list[str]:
+    """Keep items in order while `budget − cost >= 0`; stop at the first that does not fit."""
+    kept: list[str] = []
+    for item in items:
+        c = cost(item)
+        if budget - c < 0:
+            break
+        kept.append(item)
+        budget -= c
+    return kept
+
+
+def _actors_block(actors: Sequence[Json], cap: int) -> _Block:
+    block = _Block(KEY_ACTORS, _heading(texts.HEADING_ACTORS), cap, "tokens")
+    if not actors:
+        block.reason = "no active actors"
+        return block
+    lines = greedy_lines([actor_line(a) for a in actors], cap)  # cost over the whole line, "- " included
+    block.set_lines(push_section(texts.HEADING_ACTORS, "\n".join(lines)))
+    if len(lines) < len(actors):
+        block.truncated = True
+        block.reason = f"over cap: {len(lines)} of {len(actors)} actors kept"
+    return block
+
+
+# =============================================================================================
+# §8.5.4 Recent user input (verbatim)
+# =============================================================================================
+def raw_user_text(msg: Message) -> str:
+    """Non-synthetic, non-empty `text` parts joined with "\\n" (`ignored` ones are kept)."""
+    return "\n".join(
+        p["text"]
+        for p in msg.parts
+        if p.get("type") == "text" and not p.get("synthetic") and isinstance(p.get("text"), str) and p["text"]
+    )
+
+
+def is_recent_user_candidate(msg: Message) -> bool:
+    """A user-role message with no tool/checkpoint/compaction part that is not a carrier (D8)."""
+    if msg.role != "user":
+        return False
+    if any(p.get("type") in RECENT_USER_EXCLUDED_PARTS for p in msg.parts):
+        return False  # earlier boundaries are never folded back in
+    return not is_carrier(msg)
+
+
+def truncate_user(text: str, cap: int, message_id: str) -> str:
+    """§8.5.4 `truncateUser`: head 60 % / tail 30 % of the cap with an elision line between."""
+    total = est(text)
+    if total <= cap:
+        return text
+    head = drop_dangling_high(head16(text, math.floor(cap * HEAD_SHARE) * 4))
+    k = math.floor(cap * TAIL_SHARE) * 4
+    tail = drop_leading_low(tail16(text, k))  # k == 0: the whole text (JavaScript `slice(-0)`)
+    elided = total - est(head) - est(tail)
+    return head + "\n" + texts.user_elision_marker(elided, message_id) + "\n" + tail
+
+
+@dataclass(frozen=True)
+class RecentUser:
+    entries: list[tuple[str, str]]  # (message ID, entry), chronological
+    eligible: int  # candidates with non-blank raw text
+    cut_entries: int  # entries shortened by truncateUser
+    disabled: bool
+
+
+def _eligible_user_texts(candidates: Sequence[Message]) -> list[tuple[str, str]]:
+    """(message ID, raw text) of the candidates whose raw text is not blank, chronological."""
+    eligible = []
+    for m in candidates:
+        if is_recent_user_candidate(m):
+            raw = raw_user_text(m)
+            if not is_blank(raw):
+                eligible.append((m.id, raw))
+    return eligible
+
+
+def recent_user_entries(candidates: Sequence[Message], caps: PushCaps) -> RecentUser:
+    """Newest to oldest under `caps.recent_user`; the first entry that does not fit stops the loop."""
+    if caps.recent_user <= 0:
+        return RecentUser([], 0, 0, True)
+    eligible = _eligible_user_texts(candidates[-RECENT_USER_WINDOW:])
+    remaining = caps.recent_user
+    kept: list[tuple[str, str]] = []
+    cut = 0
+    for mid, raw in reversed(eligible):
+        entry = truncate_user(raw, caps.recent_user_per_msg, mid)
+        cost = est(entry)
+        if remaining - cost < 0:
+            break  # older messages are dropped too, even smaller ones
+        kept.append((mid, entry))
+        cut += est(raw) > caps.recent_user_per_msg
+        remaining -= cost
+    kept.reverse()
+    return RecentUser(kept, len(eligible), cut, False)
+
+
+def _recent_user_lines(entries: list[tuple[str, str]]) -> list[str]:
+    if not entries:
+        return []
+    return push_section(texts.HEADING_RECENT_USER, "\n".join(e for _, e in entries))
+
+
+def _recent_user_reason(recent: RecentUser, kept: int) -> tuple[bool, str | None]:
+    reasons = []
+    if kept < recent.eligible:
+        reasons.append(f"over cap: {kept} of {recent.eligible} messages kept")
+    if recent.cut_entries:
+        reasons.append(f"{recent.cut_entries} message(s) head/tail-truncated")
+    return bool(reasons), "; ".join(reasons) or None
+
+
+def _recent_user_block(recent: RecentUser, cap: int) -> _Block:
+    block = _Block(KEY_RECENT_USER, _heading(texts.HEADING_RECENT_USER), cap, "tokens")
+    block.entries = list(recent.entries)
+    if recent.disabled:
+        block.reason = "disabled (recent_user = 0)"
+        return block
+    if not recent.entries:
+        block.reason = "empty" if recent.eligible == 0 else f"over cap: 0 of {recent.eligible} messages kept"
+        block.truncated = recent.eligible > 0
+        return block
+    block.set_lines(_recent_user_lines(block.entries))
+    block.truncated, block.reason = _recent_user_reason(recent, len(recent.entries))
+    return block
+
+
+# =============================================================================================
+# §8.5.8 Memory keys index (not built with pushSection)
+# =============================================================================================
+def _list_memory_keys(inputs: RenderInputs, warnings: list[str]) -> list[str]:
+    if inputs.memory_keys is not None:
+        return list(inputs.memory_keys)  # the host's order (§8.5.8 step 5)
+    try:
+        return inputs.memory.memory_keys(inputs.session_id, inputs.project_id)
+    except UnsafeName as exc:
+        warnings.append(f"memory keys: {exc}")
+        return []
+
+
+def _memory_keys_block(keys: list[str], cap: int) -> _Block:
+    block = _Block(KEY_MEMORY_KEYS, _heading(texts.HEADING_MEMORY_KEYS), cap, "tokens")
+    if not keys:
+        block.reason = "no memory files"
+        return block
+    kept = greedy_lines(keys, cap)  # cost without the "- " prefix
+    block.set_lines([_heading(texts.HEADING_MEMORY_KEYS), *("- " + k for k in kept), ""])
+    if len(kept) < len(keys):
+        block.truncated = True
+        block.reason = f"over cap: {len(kept)} of {len(keys)} keys kept"
+    return block
+
+
+# =============================================================================================
+# §8.5.9 Recent activity
+# =============================================================================================
+def _activity_block(tail: Sequence[Message] | None) -> _Block:
+    block = _Block(KEY_ACTIVITY, _heading(texts.HEADING_ACTIVITY), ACTIVITY_MAX_LINES, "lines")
+    if tail is None:
+        block.reason = "no D/W given"
+        return block
+    d = build_digest(tail)
+    if not d.text:
+        block.reason = "empty tail" if not tail else "nothing to digest"
+        return block
+    block.set_lines(["", d.text])  # so two empty lines come before the heading
+    if d.dropped_lines:
+        block.truncated = True
+        block.reason = f"over cap: {d.kept_lines} of {d.kept_lines + d.dropped_lines} lines kept"
+    return block
+
+
+# =============================================================================================
+# §8.6 Closing sentence and reminder
+# =============================================================================================
+def reminder_for(info: LastMessageInfo | None) -> str | None:
+    """None for no info or `{user}`; otherwise the reminder matching the last message's shape."""
+    if info is None or info.kind == "user":
+        return None
+    if info.kind == "tool":
+        return texts.TOOL_REMINDER
+    if info.finish == "tool-calls":
+        return texts.AUTONOMOUS_LOOP_REMINDER
+    return texts.STOP_REMINDER
+
+
+def _foot_lines(has_activity: bool, info: LastMessageInfo | None) -> list[str]:
+    closing = texts.CLOSING_WITH_ACTIVITY if has_activity else texts.CLOSING_WITHOUT_ACTIVITY
+    lines = ["", closing]
+    reminder = reminder_for(info)
+    if reminder is not None:
+        lines += ["", reminder]
+    return lines
+
+
+# =============================================================================================
+# Assembly and the total cap (D7)
+# =============================================================================================
+@dataclass
+class _Layout:
+    head: list[str]
+    blocks: list[_Block]
+    foot: list[str]
+    fixed16: int = 0  # Σ len16 of head and foot lines
+
+    def __post_init__(self) -> None:
+        self.fixed16 = sum(len16(line) for line in self.head + self.foot)
+
+    def block(self, key: str) -> _Block:
+        return next(b for b in self.blocks if b.key == key)
+
+    def tokens(self) -> int:
+        """est of the joined text, from cached lengths: Σ len16 + one "\\n" between lines."""
+        n_lines = len(self.head) + len(self.foot) + sum(len(b.lines) for b in self.blocks)
+        n16 = self.fixed16 + sum(b.length16 for b in self.blocks) + max(0, n_lines - 1)
+        return (n16 + 2) // 4 if n16 > 0 else 0
+
+    def text(self) -> str:
+        return "\n".join([*self.head, *(line for b in self.blocks for line in b.lines), *self.foot])
+
+
+def _shed_section(layout: _Layout, key: str) -> str | None:
+    block = layout.block(key)
+    if not block.lines:
+        return None
+    block.set_lines([])
+    block.shed, block.truncated = True, False
+    block.reason = "shed by total cap"
+    return key
+
+
+def _shed_oldest_entry(layout: _Layout) -> str | None:
+    block = layout.block(KEY_RECENT_USER)
+    if not block.entries or not block.lines:
+        return None
+    mid, _ = block.entries.pop(0)
+    block.set_lines(_recent_user_lines(block.entries))
+    block.shed = True
+    return f"{KEY_RECENT_USER}:{mid}"
+
+
+def _apply_total_cap(layout: _Layout, total: int) -> list[str]:
+    """D7: remove units in the fixed order, re-joining after each, until est ≤ total."""
+    shed: list[str] = []
+    for key in SHED_ORDER:
+        if layout.tokens() <= total:
+            return shed
+        unit = _shed_section(layout, key)
+        if unit is not None:
+            shed.append(unit)
+    recent = layout.block(KEY_RECENT_USER)
+    entries_before = len(recent.entries or [])
+    while layout.tokens() > total:
+        unit = _shed_oldest_entry(layout)
+        if unit is None:
+            break
+        shed.append(unit)
+    if recent.shed:
+        _report_shed_entries(recent, entries_before)
+    return shed
+
+
+def _report_shed_entries(block: _Block, entries_before: int) -> None:
+    kept = len(block.entries or [])
+    if kept == 0:
+        block.truncated, block.reason = False, "shed by total cap"
+    else:
+        block.truncated = True
+        block.reason = f"shed by total cap: {kept} of {entries_before} entries kept"
+
+
+# =============================================================================================
+# render
+# =============================================================================================
+def _is_main(agent_id: str | None) -> bool:
+    return agent_id is None or agent_id == MAIN_AGENT
+
+
+def _nothing_to_render(inputs: RenderInputs, files: _Files, recent: RecentUser) -> bool:
+    """§8.4 early bail, on unshed inputs: notes, memory keys and activity do not count."""
+    return (
+        not inputs.tasks
+        and is_blank(_file_text(files.checkpoint))
+        and is_blank(_file_text(files.project))
+        and is_blank(_file_text(files.global_))
+        and not inputs.actors
+        and not recent.entries
+    )
+
+
+def _sections(inputs: RenderInputs, files: _Files, recent: RecentUser, warnings: list[str]) -> list[_Block]:
+    caps = inputs.caps
+    return [
+        _tasks_block(inputs.tasks, caps.tasks_ledger),
+        _file_block(KEY_CHECKPOINT, texts.HEADING_CHECKPOINT, files.checkpoint, caps.checkpoint),
+        _actors_block(inputs.actors, caps.actor_ledger),
+        _recent_user_block(recent, caps.recent_user),
+        _file_block(KEY_PROJECT_MEMORY, texts.HEADING_PROJECT_MEMORY, files.project, caps.memory),
+        _file_block(KEY_GLOBAL_MEMORY, texts.HEADING_GLOBAL_MEMORY, files.global_, caps.global_),
+        _file_block(KEY_NOTES, texts.HEADING_NOTES, files.notes, caps.notes),
+        _memory_keys_block(_list_memory_keys(inputs, warnings), caps.memory_titles),
+        _activity_block(inputs.tail),
+    ]
+
+
+def _bailed_reports(blocks: list[_Block]) -> list[SectionReport]:
+    return [
+        replace(
+            b.report(),
+            present=False,
+            tokens=0,
+            truncated=False,
+            reason="early bail" + (f" ({b.reason})" if b.reason else ""),
+        )
+        for b in blocks
+    ]
+
+
+def _empty(
+    reason: str,
+    *,
+    bailed: bool,
+    caps: PushCaps,
+    warnings: list[str] | None = None,
+    sections: list[SectionReport] | None = None,
+) -> RenderResult:
+    return RenderResult(
+        "", False, sections or [], 0, caps.total, False, warnings or [], bailed, empty_reason=reason
+    )
+
+
+def render(inputs: RenderInputs) -> RenderResult:
+    """§8: the rebuild text and its report. Empty text for a non-main agent or the early bail."""
+    if not _is_main(inputs.agent_id):
+        return _empty(
+            f"agent gate: {inputs.agent_id!r} is not the main agent", bailed=False, caps=inputs.caps
+        )
+    warnings: list[str] = []
+    files = _read_files(inputs, warnings)
+    recent = recent_user_entries(inputs.recent_candidates, inputs.caps)
+    blocks = _sections(inputs, files, recent, warnings)
+    if _nothing_to_render(inputs, files, recent):
+        return _empty(
+            "early bail: no tasks, checkpoint, project or global memory, actors or user input",
+            bailed=True,
+            caps=inputs.caps,
+            warnings=warnings,
+            sections=_bailed_reports(blocks),
+        )
+    has_activity = bool(blocks[-1].lines)
+    layout = _Layout([texts.PREAMBLE, ""], blocks, _foot_lines(has_activity, inputs.last_message_info))
+    total = inputs.caps.total
+    shed = _apply_total_cap(layout, total) if total is not None else []
+    text = layout.text()
+    tokens = est(text)
+    return RenderResult(
+        text=text,
+        has_activity=has_activity,
+        sections=[b.report() for b in blocks],
+        total_tokens=tokens,
+        total_cap=total,
+        over_cap=total is not None and tokens > total,
+        warnings=warnings,
+        bailed=False,
+        shed_units=shed,
+    )

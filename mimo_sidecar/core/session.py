@@ -1,0 +1,374 @@
+"""A session held in memory: its messages in listing order, tasks, actors, watermark and writer.
+
+Mutations arrive as batches (`SyncBatch`). A batch is validated completely before anything is
+applied, and applying a validated batch cannot fail, so a batch applies whole or not at all without
+copying the session. Every applied batch bumps `revision`.
+
+Token estimates are cached per part on each `Message`; the session keeps a running total, so a
+streaming update of one part costs that part's serialization, not the session's.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .message import Json, Message
+from .ordering import Ordering, is_mimo_v2_message_id
+
+MAIN_AGENT = "main"
+ACTIVE_ACTOR_STATUSES = frozenset({"pending", "running"})
+ENDED_TASK_STATUSES = frozenset({"done", "abandoned"})
+DAY_MS = 86_400_000
+
+
+class SessionError(Exception):
+    """A request that cannot apply to the session; `field` names the offending input path."""
+
+    def __init__(self, code: str, message: str, field: str | None = None, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.field = field
+        self.data = data
+
+
+@dataclass
+class MessageUpsert:
+    info: Json
+    parts: list[Json] | None = None  # None: keep the stored parts (info-only update)
+    seq: int | None = None
+
+
+@dataclass
+class PartUpsert:
+    message_id: str
+    part: Json
+
+
+@dataclass
+class SyncBatch:
+    upsert_messages: list[MessageUpsert] = field(default_factory=list)
+    upsert_parts: list[PartUpsert] = field(default_factory=list)
+    remove_messages: list[str] = field(default_factory=list)
+    remove_parts: list[tuple[str, str]] = field(default_factory=list)
+    tasks: list[Json] | None = None
+    actors: list[Json] | None = None
+
+
+@dataclass
+class WriterState:
+    """The writer registry of one session (spec §6.1): at most one in flight, one queued."""
+
+    in_flight: bool = False
+    end_message_id: str | None = None
+    started_at_ms: int = 0
+    queued_end_message_id: str | None = None
+    settlements: int = 0  # bumped on every settlement; waiters compare it
+    last_outcome: str | None = None
+
+    def as_dict(self) -> Json:
+        return {
+            "inFlight": self.in_flight,
+            "endMessageId": self.end_message_id,
+            "queuedEndMessageId": self.queued_end_message_id,
+            "lastOutcome": self.last_outcome,
+        }
+
+
+class Session:
+    def __init__(
+        self,
+        session_id: str,
+        project_id: str | None = None,
+        *,
+        ids_ascending: bool = False,
+        request_prefix: Json | None = None,
+    ) -> None:
+        self.session_id = session_id
+        self.project_id = project_id
+        self.request_prefix = request_prefix
+        self.revision = 0
+        self.watermark: str | None = None
+        self.writer = WriterState()
+        self.tasks: list[Json] = []
+        self.actors: list[Json] = []
+        self.notices_shown: set[str] = set()
+        self._declared_ascending = ids_ascending
+        self._id_mode = True  # until a non-conforming ID arrives (unless declared ascending)
+        self._messages: dict[str, Message] = {}
+        self._order: list[Message] = []
+        self._order_keys: list[tuple[Any, Any]] = []
+        self._next_seq = 1
+        self._total_tokens = 0
+
+    # -- reading -----------------------------------------------------------------------------
+    @property
+    def id_mode(self) -> bool:
+        return self._declared_ascending or self._id_mode
+
+    def ordering(self) -> Ordering:
+        return Ordering(self.id_mode, self._seq_of)
+
+    def _seq_of(self, message_id: str) -> int | None:
+        m = self._messages.get(message_id)
+        return m.seq if m is not None else None
+
+    def get(self, message_id: str) -> Message | None:
+        return self._messages.get(message_id)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @property
+    def total_tokens(self) -> int:
+        return self._total_tokens
+
+    def messages(self) -> list[Message]:
+        """Every message of every slice, in chronological listing order."""
+        return list(self._order)
+
+    def slice(self, agent_id: str = MAIN_AGENT) -> list[Message]:
+        return [m for m in self._order if m.agent_id == agent_id]
+
+    def newest(self, agent_id: str = MAIN_AGENT, limit: int = 200) -> list[Message]:
+        """The newest `limit` messages of a slice, in chronological order (spec §8.5.4)."""
+        out: list[Message] = []
+        for m in reversed(self._order):
+            if m.agent_id == agent_id:
+                out.append(m)
+                if len(out) == limit:
+                    break
+        out.reverse()
+        return out
+
+    def view(self, agent_id: str = MAIN_AGENT) -> list[Message]:
+        """From the newest checkpoint/compaction boundary on (inclusive), spec §12.1."""
+        out: list[Message] = []
+        for m in reversed(self._order):
+            if m.agent_id != agent_id:
+                continue
+            out.append(m)
+            if m.is_boundary():
+                break
+        out.reverse()
+        return out
+
+    def active_actors(self) -> list[Json]:
+        """This session's background actors that are pending or running, in registry order (D1)."""
+        return [
+            a
+            for a in self.actors
+            if a.get("background") is True
+            and a.get("status") in ACTIVE_ACTOR_STATUSES
+            and a.get("sessionID", self.session_id) == self.session_id
+        ]
+
+    def listed_tasks(self, now_ms: int, archive_days: float) -> list[Json]:
+        """Tasks in `created_at` order, archived ones excluded (spec §2.9, D5)."""
+        kept = [t for t in self.tasks if not _is_archived(t, now_ms, archive_days)]
+        return sorted(kept, key=lambda t: _num(t.get("created_at")))
+
+    # -- writing -----------------------------------------------------------------------------
+    def apply(self, batch: SyncBatch) -> int:
+        """Validate then apply a batch atomically; returns the new revision."""
+        self._validate(batch)
+        for up in batch.upsert_messages:
+            self._upsert_message(up)
+        for pu in batch.upsert_parts:
+            self._upsert_part(pu)
+        for mid, pid in batch.remove_parts:
+            self._remove_part(mid, pid)
+        for mid in batch.remove_messages:
+            self._remove_message(mid)
+        if batch.tasks is not None:
+            self.tasks = list(batch.tasks)
+        if batch.actors is not None:
+            self.actors = list(batch.actors)
+        self.revision += 1
+        return self.revision
+
+    def insert_boundary(self, message: Message) -> None:
+        """Register a sidecar-created boundary: it takes the next sequence number (spec §2.10)."""
+        message.seq = self._take_seq(None)
+        self._register(message)
+        self.revision += 1
+
+    def refresh_part(self, message: Message, index: int) -> None:
+        """Re-estimate a part the sidecar changed in place (microcompaction marks)."""
+        before = message.tokens
+        message.refresh_part(index)
+        self._total_tokens += message.tokens - before
+
+    def bump_revision(self) -> int:
+        self.revision += 1
+        return self.revision
+
+    # -- validation --------------------------------------------------------------------------
+    def _validate(self, batch: SyncBatch) -> None:
+        incoming: set[str] = set()
+        for i, up in enumerate(batch.upsert_messages):
+            mid = up.info.get("id")
+            where = f"upsertMessages[{i}].info.id"
+            if not isinstance(mid, str) or not mid:
+                raise SessionError("invalid", f"{where}: a non-empty string is required", where)
+            if mid in incoming:
+                raise SessionError("invalid", f"{where}: message {mid!r} appears twice in the batch", where)
+            incoming.add(mid)
+            _validate_info(up.info, f"upsertMessages[{i}].info")
+            for j, part in enumerate(up.parts or []):
+                _validate_part(part, f"upsertMessages[{i}].parts[{j}]", require_id=False)
+        removed = set(batch.remove_messages)
+        for i, pu in enumerate(batch.upsert_parts):
+            where = f"upsertParts[{i}]"
+            if pu.message_id not in self._messages and pu.message_id not in incoming:
+                raise SessionError(
+                    "message-not-found", f"{where}.part.messageID: no message {pu.message_id!r}", where
+                )
+            if pu.message_id in removed:
+                raise SessionError("invalid", f"{where}: message {pu.message_id!r} is also removed", where)
+            _validate_part(pu.part, f"{where}.part", require_id=True)
+        for i, mid in enumerate(batch.remove_messages):
+            if mid not in self._messages and mid not in incoming:
+                raise SessionError("message-not-found", f"removeMessages[{i}]: no message {mid!r}", f"removeMessages[{i}]")
+        for i, (mid, _pid) in enumerate(batch.remove_parts):
+            if mid not in self._messages and mid not in incoming:
+                raise SessionError("message-not-found", f"removeParts[{i}]: no message {mid!r}", f"removeParts[{i}]")
+        for name, items in (("tasks", batch.tasks), ("actors", batch.actors)):
+            for i, item in enumerate(items or []):
+                if not isinstance(item, dict):
+                    raise SessionError("invalid", f"{name}[{i}]: an object is required", f"{name}[{i}]")
+
+    # -- application (cannot fail after validation) ------------------------------------------
+    def _upsert_message(self, up: MessageUpsert) -> None:
+        mid = up.info["id"]
+        existing = self._messages.get(mid)
+        if existing is None:
+            msg = Message(up.info, up.parts or [], seq=self._take_seq(up.seq))
+            self._note_id(mid)
+            self._register(msg)
+            return
+        old_tokens = existing.tokens
+        self._unlist(existing)
+        existing.info = up.info
+        if up.parts is not None:
+            existing.replace_parts(up.parts)
+        if up.seq is not None:
+            existing.seq = up.seq
+            self._next_seq = max(self._next_seq, up.seq + 1)
+        self._total_tokens += existing.tokens - old_tokens
+        self._list(existing)
+
+    def _upsert_part(self, pu: PartUpsert) -> None:
+        msg = self._messages[pu.message_id]
+        before = msg.tokens
+        msg.set_part(pu.part)
+        self._total_tokens += msg.tokens - before
+
+    def _remove_part(self, message_id: str, part_id: str) -> None:
+        msg = self._messages.get(message_id)
+        if msg is None:
+            return
+        before = msg.tokens
+        msg.remove_part(part_id)
+        self._total_tokens += msg.tokens - before
+
+    def _remove_message(self, message_id: str) -> None:
+        msg = self._messages.pop(message_id, None)
+        if msg is not None:
+            self._unlist(msg)
+            self._total_tokens -= msg.tokens
+
+    def _take_seq(self, host_seq: int | None) -> int:
+        if host_seq is not None:
+            self._next_seq = max(self._next_seq, host_seq + 1)
+            return host_seq
+        seq = self._next_seq
+        self._next_seq += 1
+        return seq
+
+    def _note_id(self, message_id: str) -> None:
+        # D3: the first non-conforming ID switches the session to sequence mode for good.
+        if self._id_mode and not is_mimo_v2_message_id(message_id):
+            self._id_mode = False
+            if not self._declared_ascending:
+                self._resort()
+
+    def _register(self, msg: Message) -> None:
+        self._messages[msg.id] = msg
+        self._total_tokens += msg.tokens
+        self._list(msg)
+
+    def _listing_key(self, msg: Message) -> tuple[Any, Any]:
+        # Chronological listing order (spec §2.10 item 1): (time.created, creation key).
+        return (msg.created, msg.id if self.id_mode else msg.seq)
+
+    def _list(self, msg: Message) -> None:
+        key = self._listing_key(msg)
+        i = bisect.bisect_right(self._order_keys, key)
+        self._order_keys.insert(i, key)
+        self._order.insert(i, msg)
+
+    def _unlist(self, msg: Message) -> None:
+        key = self._listing_key(msg)
+        i = bisect.bisect_left(self._order_keys, key)
+        while i < len(self._order) and self._order[i] is not msg:
+            i += 1
+        if i < len(self._order):
+            del self._order[i]
+            del self._order_keys[i]
+
+    def _resort(self) -> None:
+        pairs = sorted(((self._listing_key(m), m) for m in self._order), key=lambda p: p[0])
+        self._order_keys = [k for k, _ in pairs]
+        self._order = [m for _, m in pairs]
+
+
+def _num(v: Any) -> float:
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+def _is_archived(task: Json, now_ms: int, archive_days: float) -> bool:
+    cleanup = task.get("cleanup_after")
+    if cleanup is None and task.get("status") in ENDED_TASK_STATUSES:
+        ended = task.get("ended_at")
+        if isinstance(ended, (int, float)) and not isinstance(ended, bool):
+            cleanup = ended + archive_days * DAY_MS
+    return isinstance(cleanup, (int, float)) and not isinstance(cleanup, bool) and cleanup <= now_ms
+
+
+def _validate_info(info: Json, where: str) -> None:
+    role = info.get("role")
+    if role not in ("user", "assistant", "tool"):
+        raise SessionError("invalid", f"{where}.role: must be 'user', 'assistant' or 'tool'", f"{where}.role")
+    t = info.get("time")
+    if t is not None and not isinstance(t, dict):
+        raise SessionError("invalid", f"{where}.time: an object is required", f"{where}.time")
+    created = t.get("created") if isinstance(t, dict) else None
+    if created is not None and (not isinstance(created, (int, float)) or isinstance(created, bool)):
+        raise SessionError("invalid", f"{where}.time.created: a number of milliseconds is required", f"{where}.time.created")
+    agent = info.get("agentID")
+    if agent is not None and not isinstance(agent, str):
+        raise SessionError("invalid", f"{where}.agentID: a string is required", f"{where}.agentID")
+
+
+def _validate_part(part: Any, where: str, *, require_id: bool) -> None:
+    if not isinstance(part, dict):
+        raise SessionError("invalid", f"{where}: an object is required", where)
+    if not isinstance(part.get("type"), str):
+        raise SessionError("invalid", f"{where}.type: a string is required", f"{where}.type")
+    pid = part.get("id")
+    if require_id and (not isinstance(pid, str) or not pid):
+        raise SessionError("invalid", f"{where}.id: a non-empty string is required to upsert a part", f"{where}.id")
+
+
+def batch_from_messages(messages: Iterable[Json]) -> SyncBatch:
+    """A batch registering `[{info, parts, seq?}]` in list order (used by session/open)."""
+    return SyncBatch(
+        upsert_messages=[MessageUpsert(m["info"], list(m.get("parts") or []), m.get("seq")) for m in messages]
+    )
+
+
+def message_ids(messages: Sequence[Message]) -> list[str]:
+    return [m.id for m in messages]

@@ -1,0 +1,188 @@
+"""Small builders for messages and parts in the host shapes of spec §2 and §2.8.
+
+Parts carry only the fields given (no `id`/`sessionID`/`messageID`), so token estimates in tests
+match the spec's examples exactly. `msg` assigns an increasing `seq` in construction order, which is
+what sequence mode expects from messages registered in creation order; pass `seq=` to override.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from mimo_sidecar.core.message import Json, Message
+from mimo_sidecar.core.ordering import Ordering
+
+_seq = itertools.count(1)
+_UNSET: Any = object()
+
+
+# -- messages --------------------------------------------------------------------------------------
+def msg(
+    id: str,
+    role: str,
+    parts: list[Json] | None = None,
+    *,
+    created: int | None = None,
+    finish: Any = _UNSET,
+    agent_id: str | None = None,
+    tokens: Json | None = None,
+    seq: int | None = None,
+    **info: Any,
+) -> Message:
+    """A `Message`; extra keyword arguments go into `info` as is (e.g. `providerMessageID=`)."""
+    data: Json = {"id": id, "role": role}
+    if created is not None:
+        data["time"] = {"created": created}
+    if finish is not _UNSET:
+        data["finish"] = finish
+    if agent_id is not None:
+        data["agentID"] = agent_id
+    if tokens is not None:
+        data["tokens"] = tokens
+    data.update(info)
+    return Message(data, parts or [], seq=next(_seq) if seq is None else seq)
+
+
+def user(id: str, *parts: Json, **kw: Any) -> Message:
+    return msg(id, "user", list(parts), **kw)
+
+
+def assistant(id: str, *parts: Json, finish: Any = "stop", **kw: Any) -> Message:
+    return msg(id, "assistant", list(parts), finish=finish, **kw)
+
+
+def usage(
+    input: int = 0,
+    output: int = 0,
+    *,
+    total: int | None = None,
+    read: int = 0,
+    write: int = 0,
+    reasoning: int = 0,
+) -> Json:
+    """An assistant `tokens` record (§2.1)."""
+    data: Json = {
+        "input": input,
+        "output": output,
+        "reasoning": reasoning,
+        "cache": {"read": read, "write": write},
+    }
+    if total is not None:
+        data["total"] = total
+    return data
+
+
+# -- MiMo parts ------------------------------------------------------------------------------------
+def text(t: str, **flags: Any) -> Json:
+    """`{"type": "text", "text": t}` plus flags such as `synthetic=True`, `ignored=True`."""
+    return {"type": "text", "text": t, **flags}
+
+
+def sized_text(tokens: int) -> Json:
+    """§5.4's `text(t)`: `"x" × max(100, 4t)`; estimate `t + 6` for t ≥ 25 (2006 for 2000)."""
+    return text("x" * max(100, 4 * tokens))
+
+
+def reasoning(t: str) -> Json:
+    return {"type": "reasoning", "text": t}
+
+
+def tool(
+    call_id: str,
+    name: str,
+    input: Json | None = None,
+    status: str = "completed",
+    *,
+    output: str = "",
+    error: str | None = None,
+    interrupted: bool = False,
+    compacted: int | None = None,
+) -> Json:
+    """An inline MiMo `tool` part (§2.3) with a state of the given status."""
+    state: Json = {"status": status, "input": {} if input is None else input}
+    if status == "completed":
+        state["output"] = output
+        state["time"] = {"start": 0, "end": 0}
+        if compacted is not None:
+            state["time"]["compacted"] = compacted
+    elif status == "error":
+        state["error"] = error if error is not None else "failed"
+        if interrupted:
+            state["metadata"] = {"interrupted": True}
+    return {"type": "tool", "callID": call_id, "tool": name, "state": state}
+
+
+def subtask(command: Any = _UNSET, agent: str = "general", **kw: Any) -> Json:
+    part: Json = {"type": "subtask", "prompt": "p", "description": "d", "agent": agent, **kw}
+    if command is not _UNSET:
+        part["command"] = command
+    return part
+
+
+def checkpoint(covered_up_to: str, digest_up_to: str | None = None) -> Json:
+    part: Json = {
+        "type": "checkpoint",
+        "checkpointDir": "",
+        "checkpointNumber": 0,
+        "coveredUpTo": covered_up_to,
+    }
+    if digest_up_to is not None:
+        part["digestUpTo"] = digest_up_to
+    return part
+
+
+def compaction(auto: bool = True) -> Json:
+    return {"type": "compaction", "auto": auto}
+
+
+# -- split shapes (§2.8) ---------------------------------------------------------------------------
+def tool_use(call_id: str, name: str, input: Json | None = None) -> Json:
+    """Anthropic assistant block."""
+    return {"type": "tool_use", "id": call_id, "name": name, "input": {} if input is None else input}
+
+
+def tool_result(
+    call_id: str, content: Any = "ok", *, is_error: bool = False, interrupted: bool = False
+) -> Json:
+    """Anthropic user-message block."""
+    part: Json = {"type": "tool_result", "tool_use_id": call_id, "content": content}
+    if is_error:
+        part["is_error"] = True
+    if interrupted:
+        part["interrupted"] = True
+    return part
+
+
+def function(call_id: str, name: str, arguments: str = "{}") -> Json:
+    """OpenAI Chat `tool_calls` entry used as an assistant part."""
+    return {"type": "function", "id": call_id, "function": {"name": name, "arguments": arguments}}
+
+
+def tool_message(id: str, call_id: str, content: str = "ok", **kw: Any) -> Message:
+    """OpenAI Chat tool-role message; `is_error=`/`interrupted=` go into `info`."""
+    return msg(id, "tool", [text(content)], tool_call_id=call_id, **kw)
+
+
+def function_call(call_id: str, name: str, arguments: str = "{}") -> Json:
+    """OpenAI Responses assistant item."""
+    return {"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments}
+
+
+def function_call_output(call_id: str, output: Any = "ok", *, is_error: bool = False) -> Json:
+    """OpenAI Responses result item."""
+    part: Json = {"type": "function_call_output", "call_id": call_id, "output": output}
+    if is_error:
+        part["is_error"] = True
+    return part
+
+
+# -- orderings -------------------------------------------------------------------------------------
+def seq_ordering(*messages: Message) -> Ordering:
+    """Sequence mode over the given messages (their `seq`); other IDs are unknown."""
+    seqs = {m.id: m.seq for m in messages}
+    return Ordering(False, seqs.get)
+
+
+def ids(messages: list[Message]) -> list[str]:
+    return [m.id for m in messages]
