@@ -1,0 +1,158 @@
+"""The orchestration over a real Session and memory root: compute, insert, build (spec §4, §7, §12)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from mimo_sidecar.core import engine, texts
+from mimo_sidecar.core.config import PushCaps, RebuildConfig
+from mimo_sidecar.core.ids import IdMinter
+from mimo_sidecar.core.memory_files import MemoryRoot
+from mimo_sidecar.core.message import Message
+from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
+from tests.unit.builders import assistant, text, tool, usage, user
+
+T0 = 1_700_000_000_000
+SID = "ses_demo"
+
+
+def _open(messages: list[Message], **kw) -> Session:
+    s = Session(SID, "proj1", **kw)
+    s.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in messages]))
+    return s
+
+
+def _history() -> list[Message]:
+    """u1 a1 u2 a2(read, bash, actor tools; tool-calls) a3(stop) — timestamps 10 ms apart."""
+    return [
+        user("m01", text("please fix the lexer"), created=T0),
+        assistant("m02", text("looking"), created=T0 + 10, tokens=usage(1000, 100)),
+        user("m03", text("also check the parser"), created=T0 + 20),
+        assistant(
+            "m04",
+            tool("c1", "read", {"path": "src/lexer.ts"}, output="x" * 500),
+            tool("c2", "bash", {"command": "npm test"}, output="ok"),
+            tool("c3", "actor", {"op": "spawn"}, output="actor-1"),
+            finish="tool-calls",
+            created=T0 + 30,
+            tokens=usage(2000, 100),
+        ),
+        assistant("m05", text("tests pass"), created=T0 + 40, tokens=usage(185_000, 1000)),
+    ]
+
+
+@pytest.fixture
+def memory(tmp_path) -> MemoryRoot:
+    root = tmp_path / "memory"
+    sdir = root / "sessions" / SID
+    sdir.mkdir(parents=True)
+    (sdir / "checkpoint.md").write_text("# Session checkpoint\nTopic: lexer rewrite\n\n## §1 Active intent\n\nFix the lexer.\n")
+    return MemoryRoot(str(root))
+
+
+def _stored(s: Session, watermark: str) -> Session:
+    s.watermark = watermark
+    return s
+
+
+MODEL = engine.ModelLimits(200_000, 0, 32_000, "anthropic", "claude")
+
+
+def test_compute_overflow_and_recover_once(memory):
+    s = _stored(_open(_history()), "m02")
+    first = engine.compute(s, memory, RebuildConfig(), model=MODEL, now_ms=T0 + 100)
+    assert first.trigger.usable == 180_000
+    assert first.trigger.count == 186_000 and first.trigger.overflow and first.trigger.should_rebuild
+    assert first.preview_outcome == "rebuilt" and first.preview is not None and first.preview.has_activity
+    assert s.revision == 1  # compute changes nothing
+
+    done = engine.insert(s, memory, RebuildConfig(), watermark="m02", reason="auto", now_ms=T0 + 200, minter=IdMinter())
+    assert done.outcome == "rebuilt"
+    second = engine.compute(s, memory, RebuildConfig(), model=MODEL, now_ms=T0 + 300)
+    # The same usage record (m05's) was already recovered by the boundary: never a second rebuild.
+    assert second.trigger.overflow and second.trigger.usage_recovered and not second.trigger.should_rebuild
+
+
+def test_insert_builds_boundary_and_compacts(memory):
+    s = _stored(_open(_history()), "m02")
+    before = s.revision
+    res = engine.insert(s, memory, RebuildConfig(), watermark="m02", reason="auto", now_ms=T0 + 500, minter=IdMinter())
+    assert res.outcome == "rebuilt" and s.revision == before + 1 and len(s) == 6
+    info, parts = res.message["info"], res.message["parts"]
+    assert info["role"] == "user" and info["time"]["created"] == T0 + 11  # watermark + 1 ms
+    assert [p["type"] for p in parts] == ["checkpoint", "text", "text"]
+    assert parts[0]["coveredUpTo"] == "m02" and parts[0]["digestUpTo"] == "m05"
+    assert parts[1]["text"].startswith("## Checkpoint") and "lexer rewrite" in parts[1]["text"]
+    assert parts[2]["text"].startswith(texts.PREAMBLE) and "# Recent activity" in parts[2]["text"]
+    assert {(m.message_id, m.compacted_at) for m in res.compacted} == {("m04", T0 + 500)}
+    assert len(res.compacted) == 2  # read and bash; the actor result is never compacted
+    stored = s.get("m04").parts
+    assert stored[0]["state"]["time"]["compacted"] == T0 + 500 and "compacted" not in stored[2]["state"]["time"]
+
+
+def test_insert_gates_change_nothing(memory, tmp_path):
+    s = _open(_history())
+    rev = s.revision
+    assert engine.insert_gate(s, memory, RebuildConfig(), "main") == "no-watermark"
+    s.watermark = "m02"
+    assert engine.insert_gate(s, memory, RebuildConfig(), "explore-1") == "not-main-agent"
+    assert engine.insert_gate(s, memory, RebuildConfig(checkpoint_disabled=True), "main") == "checkpoint-off"
+    assert engine.insert_gate(s, memory, RebuildConfig(memory_disable_write=True), "main") == "memory-write-off"
+    empty_root = MemoryRoot(str(tmp_path))
+    assert engine.insert_gate(s, empty_root, RebuildConfig(), "main") == "no-checkpoint"
+    assert engine.insert_gate(s, memory, RebuildConfig(), "main") is None
+    assert s.revision == rev
+
+
+def test_empty_render_is_insert_failed_and_changes_nothing(tmp_path):
+    root = tmp_path / "m"
+    (root / "sessions" / SID).mkdir(parents=True)
+    (root / "sessions" / SID / "checkpoint.md").write_text("   \n")  # exists, but blank
+    memory = MemoryRoot(str(root))
+    msgs = [assistant("m01", tool("c1", "read", {"path": "a"}, output="x"), created=T0)]
+    s = _stored(_open(msgs), "m01")
+    rev, parts = s.revision, [dict(p) for p in s.get("m01").parts]
+    config = RebuildConfig(push_caps=PushCaps(recent_user=0))
+    res = engine.insert(s, memory, config, watermark="m01", reason="auto", now_ms=T0 + 5, minter=IdMinter())
+    assert res.outcome == "insert-failed" and res.message is None and res.compacted == []
+    assert res.detail and "bail" in res.detail
+    assert s.revision == rev and len(s) == 1 and s.get("m01").parts == parts
+
+
+def test_manual_rebuild_digests_the_whole_idle_tail(memory):
+    msgs = _history()
+    msgs.append(assistant("m06", text("sub-agent work"), agent_id="explore-1", created=T0 + 50))
+    s = _stored(_open(msgs), "m02")
+    res = engine.insert(s, memory, RebuildConfig(), watermark="m02", reason="manual", now_ms=T0 + 99, minter=IdMinter())
+    assert res.digest_up_to == "m05"  # newest main-slice message; the sub-agent never counts
+    body = res.message["parts"][2]["text"]
+    assert "- assistant: tests pass" in body and "sub-agent work" not in body
+
+
+def test_build_before_and_after_rebuild(memory):
+    s = _stored(_open(_history()), "m02")
+    before = engine.build(s, memory, RebuildConfig(), now_ms=T0 + 1)
+    assert before.request.sources[0] == "m01"
+    engine.insert(s, memory, RebuildConfig(), watermark="m02", reason="manual", now_ms=T0 + 2, minter=IdMinter())
+    after = engine.build(s, memory, RebuildConfig(), now_ms=T0 + 3)
+    first = after.request.messages[0]
+    assert first["role"] == "user" and first["content"][0]["text"] == texts.CHECKPOINT_LABEL
+    # Digested assistant messages are collapsed; user messages after the watermark stay verbatim.
+    assert "m04" not in after.request.sources and "m05" not in after.request.sources
+    assert "m03" in after.request.sources
+    assert after.usage_pending
+    # The memory reminder rides on the newest user model message and is never stored.
+    last_user = [m for m in after.request.messages if m["role"] == "user"][-1]
+    assert last_user["content"][-1]["text"].startswith("<system-reminder>")
+    assert os.sep + SID in last_user["content"][-1]["text"]
+    reminder = last_user["content"][-1]["text"]
+    assert all(reminder not in str(p) for m in s.messages() for p in m.parts)
+
+
+def test_prefix_hash_is_stable_and_sensitive():
+    a = Session("s", request_prefix={"system": ["you are"], "tools": [{"name": "read"}]})
+    b = Session("s", request_prefix={"tools": [{"name": "read"}], "system": ["you are"]})
+    c = Session("s", request_prefix={"system": ["you are!"], "tools": [{"name": "read"}]})
+    assert engine.prefix_of(a).hash == engine.prefix_of(b).hash != engine.prefix_of(c).hash
