@@ -1,0 +1,77 @@
+"""Command line: `mimo-sidecar [--stdio] [--clientProcessId PID] [--log-file PATH] [--log-level LEVEL]`.
+
+Order matters: arguments are parsed while stdout is still the real one (so `--version` and
+`--help` print there), then stdio is claimed for frames, then logging starts, then the server.
+pygls is imported only after parsing, so `--version` is quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import threading
+
+from . import __version__
+from .logs import LEVELS, configure_logging
+from .stdio import claim_stdio
+
+logger = logging.getLogger("mimo_sidecar")
+
+EXIT_DEADLINE_SECONDS = 0.4  # after the transport stops, the process ends within this time
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mimo-sidecar",
+        description="Context-rebuild sidecar: JSON-RPC 2.0 over stdio (Content-Length framing).",
+    )
+    parser.add_argument("--version", action="version", version=f"mimo-sidecar {__version__}")
+    parser.add_argument(
+        "--stdio", action="store_true", help="accepted and ignored: stdio is the only transport"
+    )
+    parser.add_argument(
+        "--clientProcessId",
+        dest="client_process_id",
+        type=int,
+        metavar="PID",
+        help="exit when this process is gone (also taken from initialize.processId)",
+    )
+    parser.add_argument("--log-file", metavar="PATH", help="append logs to this file instead of stderr")
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        choices=LEVELS,
+        metavar="LEVEL",
+        help=f"one of {', '.join(LEVELS)} (default INFO)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, unknown = build_parser().parse_known_args(argv)
+    rpc_in, rpc_out = claim_stdio()
+    try:
+        configure_logging(args.log_level, args.log_file)
+    except OSError as exc:
+        sys.stderr.write(f"mimo-sidecar: cannot open log file {args.log_file!r}: {exc}\n")
+        return 2
+    if unknown:
+        logger.warning("ignoring unknown arguments: %s", " ".join(unknown))
+
+    from .rpc.lifecycle import hard_exit
+    from .rpc.server import build_server
+
+    server = build_server()
+    if args.client_process_id:
+        server.parent_watcher.watch(args.client_process_id, "--clientProcessId")
+    logger.info("mimo-sidecar %s serving on stdio", __version__)
+    server.start_io(rpc_in, rpc_out)
+    code = server.exit_code
+    logger.info("exiting with code %d (%s)", code, server.stop_reason or "stopped")
+    # Threads still running a handler (asyncio.to_thread) would delay interpreter exit: bound it.
+    deadline = threading.Timer(EXIT_DEADLINE_SECONDS, hard_exit, (code,))
+    deadline.daemon = True
+    deadline.start()
+    return code

@@ -1,0 +1,103 @@
+"""`rpc_method`: registers an async handler with param validation and error mapping.
+
+    @rpc_method(server, "session/get", SessionRef)
+    async def session_get(ls: SidecarServer, params: SessionRef) -> SessionInfo: ...
+
+The handler receives validated params (a pydantic model) and returns a pydantic model, a plain
+JSON value or None. Around it:
+
+- params are validated with `params_model`; a missing `params` counts as `{}`. Failures answer
+  -32602 with `"<method>: invalid params: <field.path>: <problem>; ..."` and `data.errors`;
+- `SessionError` maps to its table entry (rpc/errors.py); `JsonRpcException` passes through;
+  cancellation passes through (-32800); anything else is logged with its traceback and answered
+  -32603 with a generic message;
+- the task counts as in-flight work, which `shutdown` waits for;
+- results are dumped with `model_dump(mode="json", by_alias=True, exclude_none=True)`.
+
+Every method must be documented in `wire.registry`; registering an undocumented one fails at startup
+(methods under `test/` excepted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException
+
+from ..core.session import SessionError
+from ..wire.registry import REGISTRY
+from . import errors
+
+if TYPE_CHECKING:
+    from .server import SidecarServer
+
+logger = logging.getLogger(__name__)
+
+P = TypeVar("P", bound=BaseModel)
+Handler = Callable[["SidecarServer", P], Awaitable[Any]]
+
+
+def describe_errors(exc: ValidationError, prefix: str = "") -> tuple[str, list[dict[str, Any]]]:
+    """`("a.0.b: Field required; c: ...", [{field, message, type}...])` without echoing input."""
+    items: list[dict[str, Any]] = []
+    for e in exc.errors(include_url=False, include_input=False, include_context=False):
+        loc = ".".join(str(p) for p in e["loc"])
+        fld = ".".join(x for x in (prefix, loc) if x) or "params"
+        items.append({"field": fld, "message": e["msg"], "type": e["type"]})
+    summary = "; ".join(f"{i['field']}: {i['message']}" for i in items)
+    return summary, items
+
+
+def validate_params(method: str, model: type[P], raw: Any, prefix: str = "") -> P:
+    """Validate raw params or raise -32602 naming each offending field."""
+    if raw is None:
+        raw = {}
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        summary, items = describe_errors(exc, prefix)
+        raise errors.rpc_error(
+            errors.INVALID_PARAMS, f"{method}: invalid params: {summary}", {"errors": items}
+        ) from None
+
+
+def dump_result(result: Any) -> Any:
+    if isinstance(result, BaseModel):
+        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return result
+
+
+async def run_handler(method: str, call: Callable[[], Awaitable[Any]]) -> Any:
+    """Run a handler body with the error mapping of the module docstring."""
+    try:
+        return dump_result(await call())
+    except SessionError as exc:
+        raise errors.from_session_error(method, exc) from None
+    except (JsonRpcException, asyncio.CancelledError):
+        raise
+    except Exception:
+        logger.exception("%s failed", method)
+        raise errors.rpc_error(errors.INTERNAL_ERROR, errors.INTERNAL_MESSAGE) from None
+
+
+def rpc_method(
+    server: SidecarServer, method: str, params_model: type[P]
+) -> Callable[[Handler[P]], Handler[P]]:
+    if method not in REGISTRY and not method.startswith("test/"):
+        raise RuntimeError(f"{method} is served but not documented: add it to mimo_sidecar/wire/registry.py")
+
+    def decorate(fn: Handler[P]) -> Handler[P]:
+        async def handler(raw: Any) -> Any:
+            with server.track_current_task():
+                params = validate_params(method, params_model, raw)
+                return await run_handler(method, lambda: fn(server, params))
+
+        handler.__name__ = handler.__qualname__ = f"rpc:{method}"
+        server.feature(method)(handler)
+        return fn
+
+    return decorate

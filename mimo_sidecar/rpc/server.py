@@ -1,0 +1,209 @@
+"""The sidecar server: a pygls `LanguageServer` holding the sidecar's state, served over stdio.
+
+The transport loop is our own (pygls's `start_io` is replaced): a daemon thread reads frames and
+hands each body to the event loop, where the protocol parses and dispatches it. The loop stops on
+`exit`, at end of input, or when the client can no longer be written to; the process then ends
+within a bounded time even if a handler is stuck (see `cli.main`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sys
+import threading
+from collections.abc import Callable, Coroutine, Iterator
+from typing import Any, BinaryIO, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from ..state import SidecarState
+from .lifecycle import ParentWatcher
+from .protocol import FrameReader, FrameWriter, SidecarProtocol, raw_converter_factory
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "mimo-sidecar"
+# End of input: requests already read get EOF_DRAIN_SECONDS to answer (a client may close its
+# side and still read), then remaining tasks are cancelled and get TEARDOWN_SECONDS to unwind.
+EOF_DRAIN_SECONDS = 0.3
+TEARDOWN_SECONDS = 0.2
+
+T = TypeVar("T")
+
+
+class SidecarServer(LanguageServer):
+    protocol: SidecarProtocol
+
+    def __init__(self) -> None:
+        super().__init__(
+            SERVER_NAME,
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.None_,
+            protocol_cls=SidecarProtocol,
+            converter_factory=raw_converter_factory,
+        )
+        self.state = SidecarState()
+        self.inflight: set[asyncio.Task[Any]] = set()
+        self.stop_reason: str | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped: asyncio.Event | None = None
+        self._on_loop_start: list[Callable[[], None]] = []
+        self.parent_watcher = ParentWatcher(self)
+        self.protocol.on_exit = lambda: self.request_stop("exit")
+        self.protocol.on_connection_lost = lambda: self.request_stop("connection lost")
+
+    # -- errors ----------------------------------------------------------------------------------
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log only: never pop a window/showMessage in the client's UI."""
+        logger.error("server error (%s): %s", getattr(source, "__name__", source), error)
+
+    # -- in-flight work --------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def track_current_task(self) -> Iterator[None]:
+        """Count the running task as in-flight work that `shutdown` waits for."""
+        task = asyncio.current_task()
+        if task is None:
+            yield
+            return
+        self.inflight.add(task)
+        try:
+            yield
+        finally:
+            self.inflight.discard(task)
+
+    def spawn(self, coro: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Run background work as a task that `shutdown` waits for, like a request."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self.inflight.add(task)
+        task.add_done_callback(self.inflight.discard)
+        return task
+
+    async def drain(self, bound: float) -> int:
+        """Wait up to `bound` seconds for in-flight work (other than the caller); returns how many
+        tasks were still running at the deadline."""
+        current = asyncio.current_task()
+        pending = {t for t in self.inflight if t is not current and not t.done()}
+        if not pending:
+            return 0
+        _done, still = await asyncio.wait(pending, timeout=bound)
+        return len(still)
+
+    # -- running ---------------------------------------------------------------------------------
+    @property
+    def exit_code(self) -> int:
+        """0 when the client completed `shutdown` before the end, 1 otherwise (LSP `exit` rule)."""
+        return 0 if self.protocol._shutdown else 1
+
+    def call_when_running(self, fn: Callable[[], None]) -> None:
+        """Run `fn` on the loop once it starts (immediately if it is running)."""
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(fn)
+        else:
+            self._on_loop_start.append(fn)
+
+    def request_stop(self, reason: str, drain: float = 0.0) -> None:
+        """Stop serving, after giving in-flight requests up to `drain` seconds; any thread."""
+        loop = self._loop
+        if loop is None:
+            return
+
+        def stop() -> None:
+            if self.stop_reason is None:
+                self.stop_reason = reason
+                logger.info("stopping: %s", reason)
+            if self._stopped is not None:
+                self._stopped.set()
+
+        async def drain_then_stop() -> None:
+            await self.drain(drain)
+            stop()
+
+        def schedule() -> None:
+            if drain > 0:
+                loop.create_task(drain_then_stop())
+            else:
+                stop()
+
+        try:
+            loop.call_soon_threadsafe(schedule)
+        except RuntimeError:
+            pass  # loop already closed
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:  # type: ignore[override]
+        """Serve JSON-RPC on the given streams until exit, end of input or a lost connection."""
+        rpc_in = stdin or sys.stdin.buffer
+        writer = FrameWriter(stdout or sys.stdout.buffer)
+        self.protocol.set_writer(writer)  # type: ignore[arg-type]
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._serve(rpc_in))
+            _cancel_remaining(loop, TEARDOWN_SECONDS)
+        except KeyboardInterrupt:
+            self.stop_reason = self.stop_reason or "interrupted"
+        finally:
+            writer.close()
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            except Exception:  # pragma: no cover - best effort
+                pass
+            asyncio.set_event_loop(None)
+            loop.close()  # does not wait for executor threads
+            if self._thread_pool is not None:
+                self._thread_pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _serve(self, rpc_in: BinaryIO) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stopped = asyncio.Event()
+        for fn in self._on_loop_start:
+            fn()
+        self._on_loop_start.clear()
+        reader = threading.Thread(
+            target=self._read_frames, args=(FrameReader(rpc_in), self._loop), name="rpc-reader", daemon=True
+        )
+        reader.start()
+        await self._stopped.wait()
+
+    def _read_frames(self, reader: FrameReader, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            while True:
+                body = reader.read()
+                if body is None:
+                    break
+                loop.call_soon_threadsafe(self.protocol.handle_body, body)
+        except RuntimeError:
+            return  # the loop is closed: we are exiting anyway
+        except Exception:
+            logger.exception("reading from the client failed")
+        self.request_stop("end of input", drain=EOF_DRAIN_SECONDS)
+
+
+def _cancel_remaining(loop: asyncio.AbstractEventLoop, timeout: float) -> None:
+    tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    if not tasks:
+        return
+    for t in tasks:
+        t.cancel()
+    loop.run_until_complete(asyncio.wait(tasks, timeout=timeout))
+
+
+Registrar = Callable[[SidecarServer], None]
+
+
+def method_areas() -> tuple[Registrar, ...]:
+    """Every module that registers methods. A new area adds its `register` here."""
+    from . import lifecycle, methods_session, testhooks
+
+    return (lifecycle.register, methods_session.register, testhooks.register)
+
+
+def build_server(extra: tuple[Registrar, ...] = ()) -> SidecarServer:
+    """A server with every method registered; `extra` registrars run last (tests)."""
+    server = SidecarServer()
+    for register in (*method_areas(), *extra):
+        register(server)
+    return server

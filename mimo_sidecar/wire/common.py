@@ -1,0 +1,77 @@
+"""Base classes and shared types of the wire models.
+
+Two families of models live here:
+
+- `Params` / `Result`: method params and results. Keys are camelCase on the wire (generated from
+  the snake_case field names), params forbid unknown keys, and params accept the camelCase names
+  only, so a client written from protocol.md cannot drift into a second spelling.
+- `HostObject`: the host's own data (message `info`, parts). Only the few keys the sidecar relies on
+  are declared and checked; every other key is allowed and the original dict is kept untouched in
+  `.raw`, because every byte the host sent counts in token estimates (spec §3.2).
+
+This package imports pydantic only (no pygls), so engine code and docs tooling can use it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, model_validator
+from pydantic.alias_generators import to_camel
+
+Json = dict[str, Any]
+
+NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
+SessionId = Annotated[str, StringConstraints(min_length=1), Field(description="The host's session ID.")]
+MessageId = Annotated[str, StringConstraints(min_length=1)]
+Revision = Annotated[int, Field(ge=0, description="Session revision: 0 when empty, +1 per applied batch.")]
+
+
+class Params(BaseModel):
+    """Method params: camelCase keys only, unknown keys rejected, no type coercion."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=False,
+        serialize_by_alias=True,
+        extra="forbid",
+        strict=True,
+        frozen=True,
+    )
+
+
+class Result(BaseModel):
+    """Method results: built in Python by field name, serialized with camelCase keys."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=True,
+        serialize_by_alias=True,
+        extra="forbid",
+    )
+
+
+class HostObject(BaseModel):
+    """A JSON object of the host's: declared keys are checked, the rest is kept as sent."""
+
+    model_config = ConfigDict(extra="allow", strict=True, populate_by_name=False)
+
+    _raw: Json = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_raw(cls, data: Any, handler: Any) -> Any:
+        obj = handler(data)
+        if isinstance(data, dict):
+            obj._raw = data
+        return obj
+
+    @property
+    def raw(self) -> Json:
+        """The host's dict exactly as received (same object, unknown keys included)."""
+        return self._raw
+
+
+Role = Literal["user", "assistant", "tool"]

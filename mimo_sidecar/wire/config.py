@@ -1,0 +1,207 @@
+"""The `config` object of `initialize` / `sidecar/configure`: MiMo Code's own config keys.
+
+Keys are snake_case exactly as in MiMo's config file (spec §13), not camelCase like method params.
+Values are type-checked strictly (a string is not a number, `true` is not an integer); a wrong value
+fails the request with -32602 naming the key. Unknown keys, and the three push caps that MiMo
+declares but never reads (spec D6), are accepted and reported as warnings.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
+
+from ..core.config import (
+    DEFAULT_TASK_ARCHIVE_DAYS,
+    DEFAULT_TRIGGER_RATIO,
+    DEFAULT_WRITER_WAIT_WITH_WATERMARK_MS,
+    DEFAULT_WRITER_WAIT_WITHOUT_WATERMARK_MS,
+    PushCaps,
+    RebuildConfig,
+)
+
+PositiveInt = Annotated[int, Field(gt=0)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+
+UNUSED_PUSH_CAPS = ("focus_task", "design_decisions", "open_notes")  # spec §13.1, D6
+_DEFAULT_CAPS = PushCaps()
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True, populate_by_name=False)
+
+
+class PushCapsConfig(_Section):
+    """`checkpoint.push_caps` (spec §13.1). Units: `tasks_ledger` in UTF-16 characters, the rest tokens."""
+
+    tasks_ledger: PositiveInt = Field(_DEFAULT_CAPS.tasks_ledger, description="UTF-16 characters.")
+    checkpoint: PositiveInt = Field(_DEFAULT_CAPS.checkpoint, description="Tokens.")
+    actor_ledger: PositiveInt = Field(_DEFAULT_CAPS.actor_ledger, description="Tokens.")
+    recent_user: NonNegativeInt = Field(
+        _DEFAULT_CAPS.recent_user, description="Tokens; 0 disables the section."
+    )
+    recent_user_per_msg: PositiveInt = Field(_DEFAULT_CAPS.recent_user_per_msg, description="Tokens.")
+    memory: PositiveInt = Field(_DEFAULT_CAPS.memory, description="Tokens.")
+    global_: PositiveInt = Field(_DEFAULT_CAPS.global_, alias="global", description="Tokens.")
+    notes: PositiveInt = Field(_DEFAULT_CAPS.notes, description="Tokens.")
+    memory_titles: PositiveInt = Field(_DEFAULT_CAPS.memory_titles, description="Tokens.")
+    focus_task: PositiveInt | None = Field(None, description="Accepted, no effect (D6).")
+    design_decisions: PositiveInt | None = Field(None, description="Accepted, no effect (D6).")
+    open_notes: PositiveInt | None = Field(None, description="Accepted, no effect (D6).")
+    total: PositiveInt | None = Field(None, description="Tokens; optional total cap (D7). Absent: off.")
+
+
+class WriterWaitConfig(_Section):
+    """Bounds of the render-time wait for an in-flight checkpoint writer (spec §6.3), in milliseconds."""
+
+    with_watermark: NonNegativeInt = Field(
+        DEFAULT_WRITER_WAIT_WITH_WATERMARK_MS, description="Milliseconds, when a watermark is stored."
+    )
+    without_watermark: NonNegativeInt = Field(
+        DEFAULT_WRITER_WAIT_WITHOUT_WATERMARK_MS, description="Milliseconds, when no watermark is stored."
+    )
+
+
+class CheckpointConfig(_Section):
+    push_caps: PushCapsConfig = PushCapsConfig.model_validate({})
+    task_archive_days: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(
+        DEFAULT_TASK_ARCHIVE_DAYS,
+        validation_alias=AliasChoices("task_archive_days", "task_cleanup_days"),
+        description="Days after which done/abandoned tasks are archived (spec §2.9). "
+        "Alias: task_cleanup_days.",
+    )
+    disabled: bool = Field(False, description="Sidecar equivalent of MIMOCODE_DISABLE_CHECKPOINT.")
+    writer_wait_ms: WriterWaitConfig = WriterWaitConfig.model_validate({})
+
+
+ContextValue = int | float | str
+MaxContextType = ContextValue | dict[str, ContextValue]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_max_context(value: Any) -> Any:
+    """Type check only: the values themselves are resolved per model at trigger time (spec §4.1)."""
+    if value is None or _is_number(value) or isinstance(value, str):
+        return value
+    if isinstance(value, dict) and all(
+        isinstance(k, str) and (_is_number(v) or isinstance(v, str)) for k, v in value.items()
+    ):
+        return value
+    raise PydanticCustomError(
+        "max_context",
+        "must be a number, a string, or an object mapping model globs to numbers or strings",
+    )
+
+
+def _parse_ratio(value: Any) -> float:
+    ratio = math.nan
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            ratio = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+        except ValueError:
+            pass
+    elif _is_number(value):
+        ratio = float(value)
+    if not (math.isfinite(ratio) and 0 < ratio <= 1):
+        raise PydanticCustomError(
+            "trigger_ratio",
+            'must be a number in (0, 1] or a string such as "0.85" or "85%"',
+        )
+    return ratio
+
+
+MaxContext = Annotated[Any, BeforeValidator(_check_max_context, json_schema_input_type=MaxContextType | None)]
+TriggerRatio = Annotated[float, BeforeValidator(_parse_ratio, json_schema_input_type=float | str)]
+
+
+class CompactionConfig(_Section):
+    auto: bool = Field(True, description="false disables the overflow trigger (spec §4.2).")
+    max_context: MaxContext = Field(
+        None,
+        description='Working-window budget (spec §4.1): a number of tokens, a string ("80%", "150K", '
+        '"1.5M") or a map of "<providerID>/<modelID>" globs to those. Resolved per model at trigger time.',
+    )
+    reserved: NonNegativeInt | None = Field(
+        None, description="Tokens; default min(33000, maxOutputTokens) (spec §4.1)."
+    )
+    trigger_ratio: TriggerRatio = Field(
+        DEFAULT_TRIGGER_RATIO, description='Fraction of the window: number in (0, 1], or "0.85" / "85%".'
+    )
+
+
+class MemoryConfig(_Section):
+    disable_write: bool = Field(False, description="true: rebuild outcome memory-write-off (spec §7.1).")
+
+
+class SidecarConfig(_Section):
+    """The whole `config` object. Every key is optional."""
+
+    checkpoint: CheckpointConfig = CheckpointConfig.model_validate({})
+    compaction: CompactionConfig = CompactionConfig.model_validate({})
+    memory: MemoryConfig = MemoryConfig.model_validate({})
+
+
+def to_rebuild_config(cfg: SidecarConfig) -> RebuildConfig:
+    """The plain values the core reads."""
+    caps = cfg.checkpoint.push_caps
+    ck, cp = cfg.checkpoint, cfg.compaction
+    max_context: Any = cp.max_context
+    return RebuildConfig(
+        push_caps=PushCaps(
+            tasks_ledger=caps.tasks_ledger,
+            checkpoint=caps.checkpoint,
+            actor_ledger=caps.actor_ledger,
+            recent_user=caps.recent_user,
+            recent_user_per_msg=caps.recent_user_per_msg,
+            memory=caps.memory,
+            global_=caps.global_,
+            notes=caps.notes,
+            memory_titles=caps.memory_titles,
+            total=caps.total,
+        ),
+        task_archive_days=ck.task_archive_days,
+        compaction_auto=cp.auto,
+        max_context=max_context,
+        compaction_reserved=cp.reserved,
+        trigger_ratio=float(cp.trigger_ratio),
+        writer_wait_with_watermark_ms=ck.writer_wait_ms.with_watermark,
+        writer_wait_without_watermark_ms=ck.writer_wait_ms.without_watermark,
+        memory_disable_write=cfg.memory.disable_write,
+        checkpoint_disabled=ck.disabled,
+    )
+
+
+def config_warnings(cfg: SidecarConfig, prefix: str = "config") -> list[str]:
+    """One line per unknown key and per unused (D6) key that is set, with its full path."""
+    out: list[str] = []
+    _walk_unknown(cfg, prefix, out)
+    caps = cfg.checkpoint.push_caps
+    for key in UNUSED_PUSH_CAPS:
+        if key in caps.model_fields_set:
+            out.append(
+                f"{prefix}.checkpoint.push_caps.{key}: accepted but has no effect (MiMo never reads it, D6)"
+            )
+    return out
+
+
+_ALIAS_DUPLICATES: dict[type[BaseModel], set[str]] = {CheckpointConfig: {"task_cleanup_days"}}
+
+
+def _walk_unknown(model: BaseModel, path: str, out: list[str]) -> None:
+    duplicates = _ALIAS_DUPLICATES.get(type(model), set())
+    for key in model.model_extra or {}:
+        if key in duplicates:
+            out.append(f"{path}.{key}: ignored, {path}.task_archive_days is also set and wins")
+        else:
+            out.append(f"{path}.{key}: unknown key, ignored")
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            _walk_unknown(value, f"{path}.{name}", out)

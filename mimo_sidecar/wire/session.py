@@ -1,0 +1,236 @@
+"""Wire models of the session methods: session/*, checkpoint/writerStarted, checkpoint/writerFinished.
+
+Host data (message `info`, parts, tasks, actors, the request prefix) keeps the host's field names
+(spec §2: `sessionID`, `messageID`, `callID`, `parent_task_id`, `actorID`...); only the method
+params around it are camelCase.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
+
+from .common import HostObject, Json, MessageId, NonEmptyStr, Params, Result, Revision, Role, SessionId
+
+# ---------------------------------------------------------------------------------------------
+# Host data
+# ---------------------------------------------------------------------------------------------
+
+
+class MessageInfo(HostObject):
+    """A message's `info` object (spec §2.1). Only `id`, `role` and `agentID` are checked here;
+    `time.created` is checked by the session; every other key is kept and counted."""
+
+    id: MessageId = Field(description="Message ID (spec §2.10, §14).")
+    role: Role = Field(description="`user` or `assistant`; split shapes may also use `tool` (spec §2.8).")
+    agentID: str | None = Field(None, description="Agent slice; absent means `main`.")
+
+
+class Part(HostObject):
+    """A part (spec §2.2). `type` is required; `id` is needed only to upsert or remove it later."""
+
+    type: NonEmptyStr = Field(description="Part type: text, reasoning, tool, file, checkpoint, tool_use, ...")
+    id: NonEmptyStr | None = Field(None, description="Part ID, unique within its message.")
+    messageID: NonEmptyStr | None = Field(None, description="Owning message ID.")
+
+
+class StreamedPart(Part):
+    """A part sent on its own (`upsertParts`): it must carry an `id` so later updates replace it."""
+
+    id: NonEmptyStr = Field(description="Part ID, unique within its message.")
+
+
+class Message(Params):
+    """One message: the host's `info` and its parts in creation order."""
+
+    info: MessageInfo
+    parts: list[Part] | None = Field(
+        None,
+        description="The message's parts in creation order. In `session/sync`, absent means "
+        "'keep the stored parts' (an info-only update); in `session/open`, absent means no parts.",
+    )
+    seq: Annotated[int, Field(ge=0)] | None = Field(
+        None,
+        description="Optional host creation sequence number (spec §2.10, sequence mode). "
+        "Absent: the sidecar's arrival counter.",
+    )
+
+
+HostList = list[Json]
+
+
+# ---------------------------------------------------------------------------------------------
+# session/open
+# ---------------------------------------------------------------------------------------------
+
+
+class OpenParams(Params):
+    session_id: SessionId
+    project_id: NonEmptyStr | None = Field(None, description="The project's ID (memory lookup, spec §2.9).")
+    messages: list[Message] = Field(
+        default_factory=list,
+        description="The session's history, registered in list order, which must be creation order "
+        "(spec §2.10).",
+    )
+    tasks: HostList = Field(
+        default_factory=list, description="Task ledger entries (spec §2.9), kept verbatim."
+    )
+    actors: HostList = Field(
+        default_factory=list, description="Actor registry entries (spec §2.9), verbatim."
+    )
+    watermark: MessageId | None = Field(None, description="The stored watermark from an earlier run, if any.")
+    request_prefix: Json | None = Field(
+        None,
+        description="The host's frozen request prefix (system prompt parts, tool definitions; spec §12.7), "
+        "kept verbatim.",
+    )
+    ids_ascending: bool = Field(
+        False,
+        description="Declare that this session's message IDs sort in creation order as plain strings "
+        "(ID mode, spec §2.10).",
+    )
+
+
+class OpenResult(Result):
+    session_id: SessionId
+    revision: Revision
+
+
+# ---------------------------------------------------------------------------------------------
+# session/sync
+# ---------------------------------------------------------------------------------------------
+
+
+class PartUpsert(Params):
+    """`{messageId, part}`. A bare part carrying `messageID` is accepted in place of the wrapper."""
+
+    message_id: MessageId | None = Field(None, description="Owning message; defaults to `part.messageID`.")
+    part: StreamedPart
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_bare_part(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "part" not in data and "type" in data:
+            return {"part": data}
+        return data
+
+    @model_validator(mode="after")
+    def _resolve_message_id(self) -> PartUpsert:
+        carried = self.part.messageID
+        if self.message_id is None and carried is None:
+            raise PydanticCustomError(
+                "message_id_missing", "messageId is required when part.messageID is absent"
+            )
+        if self.message_id is not None and carried is not None and carried != self.message_id:
+            raise PydanticCustomError(
+                "message_id_mismatch",
+                "messageId '{message_id}' differs from part.messageID '{carried}'",
+                {"message_id": self.message_id, "carried": carried},
+            )
+        return self
+
+    @property
+    def target(self) -> str:
+        return self.message_id if self.message_id is not None else str(self.part.messageID)
+
+
+class PartRef(Params):
+    message_id: MessageId
+    part_id: NonEmptyStr
+
+
+class SyncParams(Params):
+    session_id: SessionId
+    base_revision: Revision | None = Field(
+        None,
+        description="Apply only if the session is still at this revision; otherwise error 1002 and "
+        "nothing changes.",
+    )
+    upsert_messages: list[Message] = Field(default_factory=list, description="Messages to add or replace.")
+    upsert_parts: list[PartUpsert] = Field(
+        default_factory=list, description="Parts to add or replace one at a time (streaming)."
+    )
+    remove_messages: list[MessageId] = Field(default_factory=list, description="Message IDs to forget.")
+    remove_parts: list[PartRef] = Field(default_factory=list, description="Parts to forget.")
+    tasks: HostList | None = Field(None, description="Replaces the whole task list when present.")
+    actors: HostList | None = Field(None, description="Replaces the whole actor list when present.")
+
+
+class SyncResult(Result):
+    revision: Revision
+
+
+# ---------------------------------------------------------------------------------------------
+# session/get, session/close
+# ---------------------------------------------------------------------------------------------
+
+
+class SessionRef(Params):
+    session_id: SessionId
+
+
+WriterOutcome = Literal["success", "failure", "cancelled"]
+
+
+class WriterInfo(Result):
+    in_flight: bool = Field(description="A checkpoint writer is running for this session.")
+    end_message_id: str | None = Field(None, description="Watermark candidate of the in-flight writer.")
+    queued_end_message_id: str | None = Field(None, description="Watermark of the queued start request.")
+    settlements: int = Field(description="Number of writers that have settled so far.")
+    last_outcome: WriterOutcome | None = Field(None, description="Outcome of the last settled writer.")
+    last_retryable: bool | None = Field(None, description="Classification of the last failure, if given.")
+
+
+class SessionInfo(Result):
+    session_id: SessionId
+    project_id: str | None = None
+    revision: Revision
+    message_count: int = Field(description="Messages held, all agent slices included.")
+    watermark: str | None = Field(None, description="Stored watermark; absent when none.")
+    writer: WriterInfo
+    estimated_tokens: int = Field(description="Sum of the part estimates of every message (spec §3.2).")
+    id_mode: bool = Field(description="True in ID mode, false in sequence mode (spec §2.10).")
+
+
+class CloseResult(Result):
+    closed: Literal[True] = True
+
+
+# ---------------------------------------------------------------------------------------------
+# checkpoint/writerStarted, checkpoint/writerFinished (spec §6.1)
+# ---------------------------------------------------------------------------------------------
+
+
+class WriterStartedParams(Params):
+    session_id: SessionId
+    watermark: MessageId | None = Field(
+        None,
+        description="The watermark the writer covers (a registered message ID). Absent: the sidecar "
+        "computes it (spec §5); error 1007 if it cannot.",
+    )
+
+
+class WriterStartedResult(Result):
+    state: Literal["in-flight", "queued"] = Field(
+        description="`in-flight`: run the writer now. `queued`: another writer is running; this request "
+        "replaces any older queued one and is promoted when that writer settles."
+    )
+    watermark: str
+
+
+class WriterFinishedParams(Params):
+    session_id: SessionId
+    outcome: WriterOutcome
+    retryable: bool | None = Field(None, description="For `failure`: whether the failure is transient.")
+
+
+class WriterFinishedResult(Result):
+    watermark: str | None = Field(None, description="The stored watermark after this settlement.")
+    promoted: str | None = Field(
+        None,
+        description="Present when a queued request was promoted: it is now the in-flight writer with this "
+        "watermark; the host runs it and reports it with checkpoint/writerFinished.",
+    )
+    writer: WriterInfo

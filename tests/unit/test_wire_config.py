@@ -1,0 +1,196 @@
+"""The `config` wire model: MiMo's snake_case keys, strict validation, warnings, conversion."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from mimo_sidecar.core.config import PushCaps, RebuildConfig
+from mimo_sidecar.rpc.dispatch import describe_errors
+from mimo_sidecar.wire.config import SidecarConfig, config_warnings, to_rebuild_config
+from mimo_sidecar.wire.lifecycle import InitializationOptions
+
+
+def load(raw: dict) -> SidecarConfig:
+    return SidecarConfig.model_validate(raw)
+
+
+def problems(raw: dict, prefix: str = "config") -> str:
+    with pytest.raises(ValidationError) as exc:
+        load(raw)
+    return describe_errors(exc.value, prefix)[0]
+
+
+def test_empty_config_gives_the_core_defaults() -> None:
+    assert to_rebuild_config(load({})) == RebuildConfig()
+    assert config_warnings(load({})) == []
+
+
+def test_every_key_converts() -> None:
+    cfg = load(
+        {
+            "checkpoint": {
+                "push_caps": {
+                    "tasks_ledger": 1,
+                    "checkpoint": 2,
+                    "actor_ledger": 3,
+                    "recent_user": 0,
+                    "recent_user_per_msg": 5,
+                    "memory": 6,
+                    "global": 7,
+                    "notes": 8,
+                    "memory_titles": 9,
+                    "total": 10,
+                },
+                "task_archive_days": 2.5,
+                "disabled": True,
+                "writer_wait_ms": {"with_watermark": 0, "without_watermark": 1000},
+            },
+            "compaction": {
+                "auto": False,
+                "max_context": {"anthropic/*": "150K", "*": 90000},
+                "reserved": 1,
+                "trigger_ratio": "85%",
+            },
+            "memory": {"disable_write": True},
+        }
+    )
+    assert to_rebuild_config(cfg) == RebuildConfig(
+        push_caps=PushCaps(1, 2, 3, 0, 5, 6, 7, 8, 9, total=10),
+        task_archive_days=2.5,
+        compaction_auto=False,
+        max_context={"anthropic/*": "150K", "*": 90000},
+        compaction_reserved=1,
+        trigger_ratio=0.85,
+        writer_wait_with_watermark_ms=0,
+        writer_wait_without_watermark_ms=1000,
+        memory_disable_write=True,
+        checkpoint_disabled=True,
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (
+            {"checkpoint": {"push_caps": {"memory": 0}}},
+            "config.checkpoint.push_caps.memory: Input should be greater than 0",
+        ),
+        (
+            {"checkpoint": {"push_caps": {"recent_user": -1}}},
+            "config.checkpoint.push_caps.recent_user: Input should be greater than or equal to 0",
+        ),
+        (
+            {"checkpoint": {"push_caps": {"global": "6000"}}},
+            "config.checkpoint.push_caps.global: Input should be a valid integer",
+        ),
+        (
+            {"checkpoint": {"push_caps": {"notes": 1.5}}},
+            "config.checkpoint.push_caps.notes: Input should be a valid integer",
+        ),
+        (
+            {"checkpoint": {"push_caps": {"notes": True}}},
+            "config.checkpoint.push_caps.notes: Input should be a valid integer",
+        ),
+        (
+            {"checkpoint": {"push_caps": {"focus_task": 0}}},
+            "config.checkpoint.push_caps.focus_task: Input should be greater than 0",
+        ),
+        (
+            {"checkpoint": {"task_archive_days": -1}},
+            "config.checkpoint.task_archive_days: Input should be greater",
+        ),
+        (
+            {"checkpoint": {"task_cleanup_days": "7"}},
+            "config.checkpoint.task_cleanup_days: Input should be a valid number",
+        ),
+        ({"checkpoint": {"disabled": "yes"}}, "config.checkpoint.disabled: Input should be a valid boolean"),
+        (
+            {"checkpoint": {"writer_wait_ms": {"with_watermark": -5}}},
+            "config.checkpoint.writer_wait_ms.with_watermark",
+        ),
+        ({"compaction": {"auto": 1}}, "config.compaction.auto: Input should be a valid boolean"),
+        ({"compaction": {"trigger_ratio": 0}}, "config.compaction.trigger_ratio: must be a number in (0, 1]"),
+        (
+            {"compaction": {"trigger_ratio": 1.5}},
+            "config.compaction.trigger_ratio: must be a number in (0, 1]",
+        ),
+        ({"compaction": {"trigger_ratio": "150%"}}, "config.compaction.trigger_ratio: must be"),
+        ({"compaction": {"trigger_ratio": "abc"}}, "config.compaction.trigger_ratio: must be"),
+        ({"compaction": {"trigger_ratio": "nan"}}, "config.compaction.trigger_ratio: must be"),
+        (
+            {"compaction": {"trigger_ratio": True}},
+            "config.compaction.trigger_ratio: must be a number in (0, 1]",
+        ),
+        ({"compaction": {"max_context": [1]}}, "config.compaction.max_context: must be a number, a string"),
+        ({"compaction": {"max_context": True}}, "config.compaction.max_context: must be a number, a string"),
+        ({"compaction": {"max_context": {"a/*": [1]}}}, "config.compaction.max_context: must be a number"),
+        ({"memory": {"disable_write": None}}, "config.memory.disable_write: Input should be a valid boolean"),
+        ({"checkpoint": []}, "config.checkpoint: Input should be a valid dictionary"),
+    ],
+)
+def test_invalid_values_name_the_key(raw: dict, expected: str) -> None:
+    found = problems(raw)
+    assert found.startswith(expected)
+    assert ";" not in found  # exactly one problem: no per-union-member noise
+
+
+@pytest.mark.parametrize(
+    ("value", "ratio"), [(1, 1.0), (0.85, 0.85), ("0.85", 0.85), (" 85% ", 0.85), ("100%", 1.0)]
+)
+def test_trigger_ratio_forms(value: object, ratio: float) -> None:
+    assert to_rebuild_config(load({"compaction": {"trigger_ratio": value}})).trigger_ratio == pytest.approx(
+        ratio
+    )
+
+
+def test_task_cleanup_days_alias() -> None:
+    assert to_rebuild_config(load({"checkpoint": {"task_cleanup_days": 3}})).task_archive_days == 3
+    cfg = load({"checkpoint": {"task_archive_days": 2, "task_cleanup_days": 9}})
+    assert to_rebuild_config(cfg).task_archive_days == 2
+    assert config_warnings(cfg) == [
+        "config.checkpoint.task_cleanup_days: ignored, "
+        "config.checkpoint.task_archive_days is also set and wins"
+    ]
+
+
+def test_unknown_and_unused_keys_are_accepted_with_warnings() -> None:
+    cfg = load(
+        {
+            "checkpoint": {"push_caps": {"focus_task": 4000, "open_notes": 800, "bogus": 1}, "fork": True},
+            "compaction": {"prune": True},
+            "experimental": {"x": 1},
+        }
+    )
+    assert sorted(config_warnings(cfg)) == sorted(
+        [
+            "config.experimental: unknown key, ignored",
+            "config.checkpoint.fork: unknown key, ignored",
+            "config.checkpoint.push_caps.bogus: unknown key, ignored",
+            "config.compaction.prune: unknown key, ignored",
+            "config.checkpoint.push_caps.focus_task: accepted but has no effect (MiMo never reads it, D6)",
+            "config.checkpoint.push_caps.open_notes: accepted but has no effect (MiMo never reads it, D6)",
+        ]
+    )
+    assert to_rebuild_config(cfg) == RebuildConfig()  # none of them changes anything
+
+
+def test_initialization_options(tmp_path) -> None:
+    opts = InitializationOptions.model_validate({"memoryRoot": str(tmp_path), "config": {}})
+    assert opts.memory_root == str(tmp_path)
+    for bad, message in [
+        ({}, "initializationOptions.memoryRoot: Field required"),
+        ({"memoryRoot": "relative/dir"}, "initializationOptions.memoryRoot: must be an absolute path"),
+        ({"memoryRoot": str(tmp_path / "missing")}, "is not an existing directory"),
+        (
+            {"memoryRoot": str(tmp_path), "memory_root": "x"},
+            "initializationOptions.memory_root: Extra inputs",
+        ),
+        (
+            {"memoryRoot": str(tmp_path), "config": {"checkpoint": {"push_caps": {"memory": 0}}}},
+            "initializationOptions.config.checkpoint.push_caps.memory: Input should be greater than 0",
+        ),
+    ]:
+        with pytest.raises(ValidationError) as exc:
+            InitializationOptions.model_validate(bad)
+        assert message in describe_errors(exc.value, "initializationOptions")[0]
