@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Literal
 
 from .core.config import RebuildConfig
+from .core.engine import writer_watermark
+from .core.memory_files import is_safe_name
 from .core.message import Json
 from .core.session import Session, SessionError, SyncBatch, WriterState, batch_from_messages
 
@@ -35,13 +37,10 @@ def now_ms() -> int:
 
 
 def compute_watermark(session: Session) -> str | None:
-    """Hook: the watermark candidate of a writer that starts without one (spec §5.2-§5.3).
-
-    The rebuild issue replaces this body with the watermark computation over the main slice's view;
-    until then it returns None and `writer_started` without a watermark fails with
-    `watermark-unavailable`.
-    """
-    return None
+    """The watermark candidate of a writer that starts without one (spec §5.2-§5.3): computed over
+    the main slice's view; None when the view is empty or no valid watermark exists."""
+    result = writer_watermark(session)
+    return result.id if result is not None else None
 
 
 @dataclass(frozen=True)
@@ -130,6 +129,11 @@ class SidecarState:
                 "sessionId",
                 {"sessionId": session_id},
             )
+        for name, value in (("sessionId", session_id), ("projectId", project_id)):
+            if value is not None and not is_safe_name(value):
+                # IDs name directories under the memory root: never let one climb out of it.
+                raise SessionError("invalid", f"{name}: {value!r} is not usable as a directory name "
+                                   "(empty, '.', '..', a path separator or NUL)", name)
         session = Session(session_id, project_id, ids_ascending=ids_ascending, request_prefix=request_prefix)
         batch = batch_from_messages(messages)
         batch.tasks = list(tasks or [])

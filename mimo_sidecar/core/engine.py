@@ -23,7 +23,7 @@ from .message import Json, Message
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
 from .session import MAIN_AGENT, Session
-from .trigger import is_overflow, overflow_count, usable_tokens, usage_recovered
+from .trigger import BudgetWarnings, is_overflow, overflow_count, usable_tokens, usage_recovered
 from .watermark import WatermarkResult, watermark_for
 
 DEFAULT_MAX_OUTPUT_TOKENS = 32_000
@@ -106,7 +106,7 @@ def decide_trigger(
     model: ModelLimits | None,
     usage: Json | None,
     agent_id: str,
-    warn_cache: set[tuple[str, str]] | None = None,
+    warn_cache: BudgetWarnings | None = None,
 ) -> TriggerDecision:
     msgs = session.view(agent_id)
     finished = last_finished(msgs)
@@ -205,7 +205,7 @@ def compute(
     model: ModelLimits | None = None,
     preview: bool = True,
     now_ms: int,
-    warn_cache: set[tuple[str, str]] | None = None,
+    warn_cache: BudgetWarnings | None = None,
 ) -> ComputeResult:
     trigger = decide_trigger(session, config, model, usage, agent_id, warn_cache)
     wm = writer_watermark(session)

@@ -37,6 +37,7 @@ T = TypeVar("T")
 
 class SidecarServer(LanguageServer):
     protocol: SidecarProtocol
+    rebuild_desk: Any  # rpc.methods_rebuild.RebuildDesk, set when the rebuild methods register
 
     def __init__(self) -> None:
         super().__init__(
@@ -196,9 +197,9 @@ Registrar = Callable[[SidecarServer], None]
 
 def method_areas() -> tuple[Registrar, ...]:
     """Every module that registers methods. A new area adds its `register` here."""
-    from . import lifecycle, methods_session, testhooks
+    from . import lifecycle, methods_rebuild, methods_session, testhooks
 
-    return (lifecycle.register, methods_session.register, testhooks.register)
+    return (lifecycle.register, methods_session.register, methods_rebuild.register, testhooks.register)
 
 
 def build_server(extra: tuple[Registrar, ...] = ()) -> SidecarServer:

@@ -356,3 +356,134 @@ register(
 # Rebuild methods: registered by the rebuild issue (rebuild/compute, rebuild/insert,
 # request/build, rebuild/status).
 # ---------------------------------------------------------------------------------------------
+
+from . import rebuild as rb  # noqa: E402  (kept beside its entries)
+
+_SECTIONS_EXAMPLE = [
+    {"key": "tasks", "heading": "# Tasks ledger", "tokens": 41, "cap": 2000, "unit": "chars", "present": True,
+     "truncated": False, "shed": False},
+    {"key": "checkpoint", "heading": "# Session checkpoint", "tokens": 2380, "cap": 11000, "unit": "tokens",
+     "present": True, "truncated": False, "shed": False,
+     "path": "/home/dev/.local/share/mimocode/memory/sessions/ses_demo/checkpoint.md"},
+    {"key": "actors", "heading": "# Active actors", "tokens": 0, "cap": 500, "unit": "tokens", "present": False,
+     "truncated": False, "shed": False, "reason": "no active background actors"},
+    {"key": "activity", "heading": "# Recent activity", "tokens": 18, "cap": 200, "unit": "lines",
+     "present": True, "truncated": False, "shed": False},
+]
+
+register(
+    MethodSpec(
+        "rebuild/compute",
+        "request",
+        "client → sidecar",
+        "Rebuild",
+        "The trigger decision, the watermark a writer starting now should cover, and a dry-run render.",
+        rb.ComputeParams,
+        rb.ComputeResult,
+        {
+            "sessionId": _SID,
+            "usage": {"input": 181000, "output": 2400, "cache": {"read": 0, "write": 0}},
+            "model": {"contextWindow": 200000, "providerId": "anthropic", "modelId": "claude-sonnet"},
+        },
+        {
+            "revision": 7,
+            "trigger": {"usable": 180000, "count": 183400, "overflow": True, "usageRecovered": False,
+                        "usagePending": False, "shouldRebuild": True, "hard": 200000,
+                        "usageSource": "request", "warnings": []},
+            "watermark": {"messageId": _U1, "index": 0, "tailTokens": 352, "tailTextBlocks": 1,
+                          "adjusted": False},
+            "storedWatermark": _U1,
+            "writerInFlight": False,
+            "preview": {"outcome": "rebuilt",
+                        "report": {"sections": _SECTIONS_EXAMPLE, "totalTokens": 2620, "overCap": False,
+                                   "hasActivity": True, "shedUnits": []}},
+        },
+    )
+)
+
+register(
+    MethodSpec(
+        "rebuild/insert",
+        "request",
+        "client → sidecar",
+        "Rebuild",
+        "Insert the rebuild boundary after the stored watermark (waiting for a writer in flight).",
+        rb.InsertParams,
+        rb.InsertResult,
+        {"sessionId": _SID, "reason": "auto", "digestUpTo": _A1},
+        {
+            "outcome": "rebuilt",
+            "revision": 8,
+            "message": {
+                "info": {"id": "msg_g0193f2a1c0e00001Q2w3E4r5T", "sessionID": _SID, "role": "user",
+                         "agentID": "main", "time": {"created": 1760000000001}, "agent": "build"},
+                "parts": [
+                    {"id": "prt_g0193f2a1c0e00002Q2w3E4r5T", "sessionID": _SID,
+                     "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T", "type": "checkpoint", "checkpointDir": "",
+                     "checkpointNumber": 0, "coveredUpTo": _U1, "digestUpTo": _A1},
+                    {"id": "prt_g0193f2a1c0e00003Q2w3E4r5T", "sessionID": _SID,
+                     "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T", "type": "text", "synthetic": True,
+                     "text": "## Checkpoint\n\nSession memory directory: /home/dev/.local/share/mimocode/memory/"
+                             "sessions/ses_demo/\n\nCurrent checkpoint topic: lexer rewrite. Its content is in "
+                             "the \u201c# Session checkpoint\u201d section below."},
+                    {"id": "prt_g0193f2a1c0e00004Q2w3E4r5T", "sessionID": _SID,
+                     "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T", "type": "text", "synthetic": True,
+                     "text": "The sections below are auto-loaded session context already in this message. …"},
+                ],
+            },
+            "compacted": [{"messageId": _A1, "partId": "prt_a0011", "compactedAt": 1760000009000}],
+            "sections": _SECTIONS_EXAMPLE,
+            "watermark": _U1,
+            "digestUpTo": _A1,
+            "statusText": "Context rebuilt: the conversation now continues from the most recent checkpoint. "
+                          "Recent messages were kept; older context is represented by the checkpoint summary.",
+            "warnings": [],
+        },
+    )
+)
+
+register(
+    MethodSpec(
+        "request/build",
+        "request",
+        "client → sidecar",
+        "Rebuild",
+        "What the host sends the model: the frozen prefix and the view's messages as AI SDK ModelMessages.",
+        rb.BuildParams,
+        rb.BuildResult,
+        {"sessionId": _SID},
+        {
+            "revision": 8,
+            "prefix": {"system": ["You are a coding agent."], "tools": [{"name": "read"}],
+                       "hash": "sha256:5d0f7e0b1c3f4a2e9b8d7c6a5f4e3d2c1b0a99887766554433221100ffeeddcc"},
+            "messages": [
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Summary of previous conversation from checkpoint files:"},
+                    {"type": "text", "text": "## Checkpoint\n\n…"},
+                    {"type": "text", "text": "The sections below are auto-loaded session context already in "
+                                             "this message. …"},
+                    {"type": "text", "text": "<system-reminder>\nSession memory lives in …\n</system-reminder>"},
+                ]},
+            ],
+            "sources": ["msg_g0193f2a1c0e00001Q2w3E4r5T"],
+            "estimatedTokens": 2710,
+            "collapsedMessageIds": [_A1],
+            "reminderAdded": True,
+            "usagePending": True,
+            "warnings": [],
+        },
+    )
+)
+
+register(
+    MethodSpec(
+        "rebuild/status",
+        "notification",
+        "sidecar → client",
+        "Rebuild",
+        "Busy/idle status of a session while a rebuild waits for its checkpoint writer.",
+        rb.StatusNotification,
+        None,
+        {"sessionId": _SID, "state": "busy", "message": "Preparing conversation context\u2026"},
+    )
+)

@@ -1,0 +1,281 @@
+"""Wire models of the rebuild methods: rebuild/compute, rebuild/insert, request/build, rebuild/status."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId
+
+NonNegative = Annotated[int, Field(ge=0)]
+AgentId = Annotated[
+    str,
+    Field(
+        min_length=1, description="The acting agent's slice; `main` (the default) is the user-facing agent."
+    ),
+]
+
+# ---------------------------------------------------------------------------------------------
+# Shared pieces
+# ---------------------------------------------------------------------------------------------
+
+
+class CacheUsage(Params):
+    read: NonNegative = 0
+    write: NonNegative = 0
+
+
+class TokenUsage(Params):
+    """The provider usage of one finished assistant step (spec §2.1 `tokens`)."""
+
+    total: NonNegative | None = Field(None, description="Used as the count when non-zero (spec §4.2).")
+    input: NonNegative = 0
+    output: NonNegative = 0
+    reasoning: NonNegative | None = Field(None, description="Never added to the count (spec §4.2).")
+    cache: CacheUsage = Field(default_factory=CacheUsage)
+
+
+class ModelLimits(Params):
+    """The model's limits (spec §4.1)."""
+
+    context_window: NonNegative = Field(description="`limit.context`; 0 turns overflow handling off.")
+    input_limit: NonNegative | None = Field(
+        None, description="`limit.input`; when non-zero it is the hard line."
+    )
+    max_output_tokens: NonNegative | None = Field(
+        None, description="Used only to validate a budget; default 32000."
+    )
+    provider_id: str | None = Field(
+        None, description="With modelId, the key `<providerId>/<modelId>` of budget maps."
+    )
+    model_id: str | None = None
+
+
+class SectionInfo(Result):
+    """One section of the rebuild text, as rendered (or why it is absent)."""
+
+    key: str = Field(
+        description="Stable name: tasks, checkpoint, actors, recent_user, project_memory, "
+        "global_memory, notes, memory_keys, activity."
+    )
+    heading: str
+    tokens: int = Field(description="Estimated tokens of the section as emitted (spec §3.1).")
+    cap: int | None = Field(None, description="The section's cap, in `unit`.")
+    unit: str = Field(description="`tokens`, `chars` (UTF-16 units) or `lines`.")
+    present: bool
+    truncated: bool = False
+    shed: bool = Field(False, description="Removed (wholly or partly) by the optional total cap (D7).")
+    reason: str | None = Field(None, description="Why the section is absent, truncated or shed.")
+    path: str | None = Field(None, description="The file a file-backed section was read from.")
+
+
+class RenderReport(Result):
+    """The section report returned with every render."""
+
+    sections: list[SectionInfo]
+    total_tokens: int = Field(description="Estimated tokens of the whole rebuild text.")
+    total_cap: int | None = Field(None, description="`push_caps.total` when set (D7).")
+    over_cap: bool = Field(False, description="Still over the total cap after shedding everything sheddable.")
+    has_activity: bool = Field(description="A `# Recent activity` section was rendered.")
+    shed_units: list[str] = Field(default_factory=list, description="What the total cap removed, in order.")
+    empty_reason: str | None = Field(None, description="Why the text is empty (agent gate, early bail).")
+    text: str | None = Field(None, description="The rebuild text (only when `includeText` was asked).")
+
+
+# ---------------------------------------------------------------------------------------------
+# rebuild/compute
+# ---------------------------------------------------------------------------------------------
+
+
+class ComputeParams(Params):
+    session_id: SessionId
+    agent_id: AgentId = "main"
+    usage: TokenUsage | None = Field(
+        None,
+        description="The last finished assistant step's usage; default: the `tokens` of the newest "
+        "assistant message of the agent's view with a truthy `finish`.",
+    )
+    model: ModelLimits | None = Field(
+        None, description="Default: `info.limit` ({context, input, output}) of the newest assistant message."
+    )
+    preview: bool = Field(True, description="Dry-run the render and return its section report.")
+    include_text: bool = Field(False, description="Also return the previewed rebuild text.")
+
+
+class TriggerInfo(Result):
+    usable: int = Field(description="The trigger line: floor(effective × ratio) (spec §4.1).")
+    count: int = Field(description="The usage count compared with it (spec §4.2).")
+    overflow: bool = Field(description="count ≥ usable (and compaction.auto, and a non-zero window).")
+    usage_recovered: bool = Field(
+        description="This usage record was already recovered by a newer boundary (§4.4)."
+    )
+    usage_pending: bool = Field(description="Show usage as pending: the same as usageRecovered (spec §4.4).")
+    should_rebuild: bool = Field(description="overflow, not recovered, not a summary, and the main agent.")
+    hard: int = Field(description="The hard window: limit.input if non-zero, else limit.context.")
+    budget: int | None = Field(
+        None, description="The working-window budget from compaction.max_context, if any."
+    )
+    usage_source: Literal["request", "last-finished", "none"]
+    warnings: list[str] = Field(default_factory=list)
+
+
+class WatermarkInfo(Result):
+    """The watermark a checkpoint writer starting now should cover (spec §5)."""
+
+    message_id: MessageId
+    index: int = Field(description="Its index in the main slice's view.")
+    tail_tokens: int = Field(description="Estimated tokens of the messages after it.")
+    tail_text_blocks: int = Field(description="Messages after it that hold a text or reasoning part.")
+    adjusted: bool = Field(description="The API-invariant adjustment moved it (split shapes, D8).")
+
+
+class PreviewInfo(Result):
+    outcome: str = Field(description="What rebuild/insert would answer now, without waiting for a writer.")
+    report: RenderReport
+
+
+class ComputeResult(Result):
+    revision: Revision
+    trigger: TriggerInfo
+    watermark: WatermarkInfo | None = Field(
+        None, description="Absent when the view is empty or has no valid watermark."
+    )
+    stored_watermark: str | None = Field(None, description="The session's stored watermark.")
+    writer_in_flight: bool
+    preview: PreviewInfo | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# rebuild/insert
+# ---------------------------------------------------------------------------------------------
+
+
+InsertReason = Literal["auto", "overflow", "manual"]
+InsertOutcome = Literal[
+    "rebuilt",
+    "insert-failed",
+    "writer-failed",
+    "no-checkpoint",
+    "no-watermark",
+    "not-main-agent",
+    "checkpoint-off",
+    "memory-write-off",
+]
+
+
+class TurnModel(Params):
+    provider_id: NonEmptyStr
+    model_id: NonEmptyStr
+
+
+class InsertParams(Params):
+    session_id: SessionId
+    agent_id: AgentId = "main"
+    reason: InsertReason = Field(
+        description="`manual` digests and collapses the whole idle main slice (§7.7)."
+    )
+    digest_up_to: MessageId | None = Field(
+        None, description="D: newest message of the caller's list; default: the last message of the list."
+    )
+    boundary_message_id: MessageId | None = Field(
+        None,
+        description="Use this ID for the boundary instead of minting a MiMo v2 ID (sequence-mode hosts).",
+    )
+    agent: NonEmptyStr | None = Field(
+        None, description="The turn's agent name; default: from the last user message."
+    )
+    model: TurnModel | None = Field(
+        None, description="The turn's model; default: from the last user message."
+    )
+    tool_name_map: dict[str, str] | None = Field(
+        None, description="Host tool names → the canonical compactable names (spec §7.5 item 6)."
+    )
+
+
+class CompactedPart(Result):
+    message_id: MessageId
+    part_id: str | None = Field(None, description="The marked part; absent for a part without an ID.")
+    compacted_at: int = Field(description="The `time.compacted` value set (ms).")
+
+
+class WaitInfo(Result):
+    result: Literal["no-writer", "success", "failure", "timeout"]
+    waited_ms: int
+    bound_ms: int
+
+
+class Notice(Result):
+    """A one-time notice (spec §7.7): persist it as a text part flagged synthetic and ignored."""
+
+    kind: Literal["memory-write-off", "checkpoint-off"]
+    text: str
+
+
+class InsertResult(Result):
+    outcome: InsertOutcome
+    revision: Revision
+    message: Json | None = Field(
+        None, description="The boundary message `{info, parts}` to persist (rebuilt only)."
+    )
+    compacted: list[CompactedPart] = Field(default_factory=list, description="Every part marked compacted.")
+    sections: list[SectionInfo] = Field(default_factory=list, description="The section report of the render.")
+    report: RenderReport | None = None
+    watermark: str | None = Field(None, description="W used by this insertion (read before any wait, D4).")
+    digest_up_to: str | None = None
+    wait: WaitInfo | None = Field(None, description="The writer wait, when a writer was in flight.")
+    status_text: str | None = Field(
+        None, description="The user-facing outcome text (manual rebuilds show it)."
+    )
+    notice: Notice | None = None
+    detail: str | None = Field(None, description="Why nothing was inserted, when it was not.")
+    warnings: list[str] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# request/build
+# ---------------------------------------------------------------------------------------------
+
+
+class BuildParams(Params):
+    session_id: SessionId
+    agent_id: AgentId = "main"
+    collapse_tail: bool = Field(
+        True, description="Collapse digested assistant messages (main agent only, §11)."
+    )
+    memory_reminder: bool = Field(True, description="Append the per-turn memory reminder (§12.3).")
+    invocation_style: Literal["function", "shell"] = Field(
+        "function", description="How the reminder writes tool usages."
+    )
+    has_actor_tool: bool = Field(False, description="The agent has the `actor` tool (adds its usage line).")
+
+
+class RequestPrefixInfo(Result):
+    system: list[Any] = Field(description="The frozen system prompt parts from `requestPrefix.system`.")
+    tools: list[Any] = Field(description="The frozen tool definitions from `requestPrefix.tools`.")
+    hash: str = Field(
+        description="`sha256:<hex>` over system and tools; equal hashes mean a stable prompt cache."
+    )
+
+
+class BuildResult(Result):
+    revision: Revision
+    prefix: RequestPrefixInfo
+    messages: list[Json] = Field(description="AI SDK ModelMessage objects, in order (see 'Model messages').")
+    sources: list[str] = Field(description="The stored message ID each model message comes from.")
+    estimated_tokens: int = Field(description="Estimated tokens of the stored messages the view keeps.")
+    collapsed_message_ids: list[str] = Field(default_factory=list)
+    reminder_added: bool
+    usage_pending: bool
+    warnings: list[str] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------------------------
+# rebuild/status (notification, sidecar → client)
+# ---------------------------------------------------------------------------------------------
+
+
+class StatusNotification(Result):
+    session_id: SessionId
+    state: Literal["busy", "idle"]
+    message: str = Field(description="`Preparing conversation context…` while waiting for the writer.")

@@ -1,0 +1,269 @@
+"""The rebuild over the wire (issue 4): compute, insert with the writer wait, status, build."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+
+from mimo_sidecar.core import texts
+
+from .conftest import client_factory
+from .rawclient import hook_env
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+T0 = 1_760_000_000_000
+SID = "ses_rebuild"
+WAIT_MS = 1500  # shortened writer-wait bounds, so the never-finishing writer test is quick
+CONFIG = {"checkpoint": {"writer_wait_ms": {"with_watermark": WAIT_MS, "without_watermark": WAIT_MS}}}
+
+
+def _part(mid: str, n: int, body: dict[str, Any]) -> dict[str, Any]:
+    return {"id": f"prt_{mid}_{n}", "sessionID": SID, "messageID": mid, **body}
+
+
+def _msg(mid: str, role: str, t: int, *parts: dict[str, Any], **info: Any) -> dict[str, Any]:
+    return {
+        "info": {"id": mid, "sessionID": SID, "role": role, "time": {"created": T0 + t}, **info},
+        "parts": [_part(mid, i, p) for i, p in enumerate(parts)],
+    }
+
+
+def _tool(call: str, name: str, inp: dict[str, Any], output: str) -> dict[str, Any]:
+    return {"type": "tool", "callID": call, "tool": name,
+            "state": {"status": "completed", "input": inp, "output": output, "title": name, "metadata": {},
+                      "time": {"start": T0, "end": T0}}}
+
+
+def history(sid: str = SID) -> list[dict[str, Any]]:
+    usage = {"input": 185_000, "output": 1_500, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+    msgs = [
+        _msg("m01", "user", 0, {"type": "text", "text": "Rewrite the lexer to stream tokens."}, agent="build"),
+        _msg("m02", "assistant", 10, {"type": "text", "text": "Starting with the token type."}, finish="stop"),
+        _msg("m03", "user", 20, {"type": "text", "text": "Keep the public API stable."}),
+        _msg("m04", "assistant", 30,
+             _tool("c1", "read", {"filePath": "src/lexer.ts"}, "export function lex() {}\n" * 200),
+             _tool("c2", "bash", {"command": "npm test"}, "42 passing"),
+             _tool("c3", "task", {"op": "list"}, "T1 in_progress"),
+             finish="tool-calls", tokens=usage),
+    ]
+    for m in msgs:
+        m["info"]["sessionID"] = sid
+        for p in m["parts"]:
+            p["sessionID"] = sid
+    return msgs
+
+
+def write_memory(root: Path, sid: str) -> None:
+    sdir = root / "sessions" / sid
+    sdir.mkdir(parents=True, exist_ok=True)
+    (sdir / "checkpoint.md").write_text(
+        "# Session checkpoint\nTopic: streaming lexer\n\n## §1 Active intent\n_what the user wants_\n\n"
+        "Stream tokens lazily from the lexer.\n", encoding="utf-8")
+    (sdir / "notes.md").write_text("lexer notes\n", encoding="utf-8")
+
+
+MODEL = {"contextWindow": 200_000, "providerId": "anthropic", "modelId": "claude"}
+
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "mimo_sidecar"], client_factory=client_factory, server_env=hook_env()
+)
+
+
+@pytest_lsp.fixture(scope="module", config=SERVER)
+async def rb(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[None]:
+    root = tmp_path_factory.mktemp("memory")
+    lsp_client.memory_root = root  # type: ignore[attr-defined]
+    caps = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))
+    await lsp_client.initialize_session(
+        types.InitializeParams(capabilities=caps, initialization_options={"memoryRoot": str(root), "config": CONFIG})
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def call(client: LanguageClient, method: str, params: dict[str, Any]) -> Any:
+    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 20)
+
+
+async def open_session(client: LanguageClient, sid: str, *, watermark: str | None = "m02", **extra: Any) -> None:
+    write_memory(client.memory_root, sid)  # type: ignore[attr-defined]
+    await call(client, "session/open", {"sessionId": sid, "projectId": "prj", "messages": history(sid),
+                                        "tasks": [{"id": "T1", "status": "in_progress", "summary": "lexer",
+                                                   "created_at": T0}], **extra})
+    if watermark:
+        await call(client, "checkpoint/writerStarted", {"sessionId": sid, "watermark": watermark})
+        await call(client, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
+
+
+async def test_full_cycle_compute_insert_build(rb: LanguageClient):
+    sid = "full"
+    await open_session(rb, sid)
+    before = await call(rb, "request/build", {"sessionId": sid})
+    assert before["sources"] == ["m01", "m02", "m03", "m04", "m04"]  # m04: the calls, then their results
+    assert [m["role"] for m in before["messages"]][-2:] == ["assistant", "tool"]
+
+    computed = await call(rb, "rebuild/compute", {"sessionId": sid, "model": MODEL})
+    trig = computed["trigger"]
+    assert trig["usable"] == 180_000 and trig["count"] == 186_500 and trig["shouldRebuild"] is True
+    assert trig["usageSource"] == "last-finished"
+    assert computed["storedWatermark"] == "m02" and computed["preview"]["outcome"] == "rebuilt"
+    keys = [s["key"] for s in computed["preview"]["report"]["sections"]]
+    assert keys == ["tasks", "checkpoint", "actors", "recent_user", "project_memory", "global_memory",
+                    "notes", "memory_keys", "activity"]
+
+    res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    assert res["outcome"] == "rebuilt" and res["watermark"] == "m02" and res["digestUpTo"] == "m04"
+    parts = res["message"]["parts"]
+    assert parts[0] == {**parts[0], "type": "checkpoint", "coveredUpTo": "m02", "digestUpTo": "m04"}
+    assert res["message"]["info"]["time"]["created"] == T0 + 11
+    assert sorted(c["partId"] for c in res["compacted"]) == ["prt_m04_0", "prt_m04_1"]  # read, bash; not task
+    got = await call(rb, "session/get", {"sessionId": sid})
+    assert got["messageCount"] == 5 and got["revision"] == res["revision"]
+
+    after = await call(rb, "request/build", {"sessionId": sid})
+    first = after["messages"][0]
+    assert first["role"] == "user" and first["content"][0]["text"] == texts.CHECKPOINT_LABEL
+    assert "m04" in after["collapsedMessageIds"] and "m03" in after["sources"]
+    assert after["usagePending"] is True and after["reminderAdded"] is True
+
+    again = await call(rb, "rebuild/compute", {"sessionId": sid, "model": MODEL})
+    assert again["trigger"]["usageRecovered"] is True and again["trigger"]["shouldRebuild"] is False
+
+
+async def test_writer_finishing_mid_wait(rb: LanguageClient):
+    sid = "midwait"
+    await open_session(rb, sid)
+    rb.status_events.clear()  # type: ignore[attr-defined]
+    await call(rb, "checkpoint/writerStarted", {"sessionId": sid, "watermark": "m03"})
+    insert = asyncio.ensure_future(call(rb, "rebuild/insert", {"sessionId": sid, "reason": "overflow"}))
+    await asyncio.sleep(0.3)
+    assert not insert.done()
+    busy = [e for e in rb.status_events if e["sessionId"] == sid]  # type: ignore[attr-defined]
+    assert busy == [{"sessionId": sid, "state": "busy", "message": "Preparing conversation context\u2026"}]
+    await call(rb, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
+    res = await insert
+    assert res["outcome"] == "rebuilt" and res["wait"]["result"] == "success"
+    assert res["watermark"] == "m02"  # D4: the watermark read before the wait
+    assert any("advanced" in w for w in res["warnings"])
+    assert rb.status_events[-1] == {"sessionId": sid, "state": "idle", "message": ""}  # type: ignore[attr-defined]
+    tokens = [t for t, reports in rb.progress_reports.items() if t.startswith("mimo-rebuild")]
+    assert tokens and [r.kind for r in rb.progress_reports[tokens[-1]]] == ["begin", "end"]
+
+
+async def test_writer_that_never_finishes_times_out(rb: LanguageClient):
+    sid = "timeout"
+    await open_session(rb, sid)
+    await call(rb, "checkpoint/writerStarted", {"sessionId": sid, "watermark": "m03"})
+    res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    assert res["outcome"] == "rebuilt" and res["wait"]["result"] == "timeout"
+    assert res["wait"]["waitedMs"] >= WAIT_MS - 50 and res["wait"]["boundMs"] == WAIT_MS
+    got = await call(rb, "session/get", {"sessionId": sid})
+    assert got["writer"]["inFlight"] is True  # a timeout is not a failure: the writer stays registered
+
+
+async def test_cancel_mid_wait_changes_nothing_and_others_are_served(rb: LanguageClient):
+    sid, other = "cancelled", "bystander"
+    await open_session(rb, sid)
+    await open_session(rb, other)
+    await call(rb, "checkpoint/writerStarted", {"sessionId": sid, "watermark": "m03"})
+    before = await call(rb, "session/get", {"sessionId": sid})
+    fut = rb.protocol.send_request("rebuild/insert", {"sessionId": sid, "reason": "auto"}, msg_id="cx-1")
+    await asyncio.sleep(0.2)
+    # Another session is answered at once while this one waits.
+    loop = asyncio.get_running_loop()
+    t = loop.time()
+    served = await call(rb, "rebuild/compute", {"sessionId": other, "model": MODEL})
+    assert served["trigger"]["shouldRebuild"] is True and loop.time() - t < 1.0
+    rb.protocol.notify("$/cancelRequest", types.CancelParams(id="cx-1"))
+    with pytest.raises(JsonRpcException) as err:
+        await asyncio.wait_for(asyncio.wrap_future(fut), 5)
+    assert err.value.code == -32800
+    after = await call(rb, "session/get", {"sessionId": sid})
+    assert after["revision"] == before["revision"] and after["messageCount"] == before["messageCount"]
+    built = await call(rb, "request/build", {"sessionId": sid})
+    assert built["collapsedMessageIds"] == [] and "[Old tool result content cleared]" not in str(built["messages"])
+
+
+async def test_empty_render_is_insert_failed(rb: LanguageClient):
+    sid = "empty"
+    root: Path = rb.memory_root  # type: ignore[attr-defined]
+    await call(rb, "sidecar/configure", {"config": {**CONFIG, "checkpoint": {
+        **CONFIG["checkpoint"], "push_caps": {"recent_user": 0}}}})
+    try:
+        msgs = history(sid)[3:]  # only the assistant tool turn: no user text at all
+        await call(rb, "session/open", {"sessionId": sid, "messages": msgs})
+        (root / "sessions" / sid).mkdir(parents=True)
+        (root / "sessions" / sid / "checkpoint.md").write_text("  \n", encoding="utf-8")
+        await call(rb, "checkpoint/writerStarted", {"sessionId": sid, "watermark": "m04"})
+        await call(rb, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
+        before = await call(rb, "session/get", {"sessionId": sid})
+        res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+        assert res["outcome"] == "insert-failed" and "message" not in res and res["compacted"] == []
+        assert res["detail"]
+        after = await call(rb, "session/get", {"sessionId": sid})
+        assert after["revision"] == before["revision"] and after["messageCount"] == 1
+    finally:
+        await call(rb, "sidecar/configure", {"config": CONFIG})
+
+
+async def test_gates_and_one_time_notice(rb: LanguageClient):
+    sid = "gates"
+    await open_session(rb, sid, watermark=None)
+    res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    assert res["outcome"] == "no-watermark"
+    res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto", "agentId": "explore-1"})
+    assert res["outcome"] == "not-main-agent"
+    await call(rb, "sidecar/configure", {"config": {**CONFIG, "memory": {"disable_write": True}}})
+    try:
+        first = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+        second = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+        assert first["outcome"] == second["outcome"] == "memory-write-off"
+        assert first["notice"]["kind"] == "memory-write-off" and "notice" not in second
+    finally:
+        await call(rb, "sidecar/configure", {"config": CONFIG})
+
+
+async def test_cold_start_waits_for_first_writer(rb: LanguageClient):
+    sid = "cold"
+    await open_session(rb, sid, watermark=None)
+    started = await call(rb, "checkpoint/writerStarted", {"sessionId": sid})  # sidecar computes W
+    assert started["state"] == "in-flight" and started["watermark"] == "m01"
+    insert = asyncio.ensure_future(call(rb, "rebuild/insert", {"sessionId": sid, "reason": "manual"}))
+    await asyncio.sleep(0.2)
+    await call(rb, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
+    res = await insert
+    assert res["outcome"] == "rebuilt" and res["watermark"] == "m01" and res["statusText"]
+    events = [e for e in rb.status_events if e["sessionId"] == sid]  # type: ignore[attr-defined]
+    assert events[0]["message"] == texts.MANUAL_REBUILD_STATUS and events[-1]["state"] == "idle"
+    assert any(e["message"] == texts.PREPARING_STATUS for e in events)
+
+
+async def test_split_shape_build_pairs_every_call(rb: LanguageClient):
+    sid = "split"
+    msgs = [
+        _msg("u1", "user", 0, {"type": "text", "text": "list the files"}),
+        _msg("a1", "assistant", 10, {"type": "tool_use", "id": "toolu_1", "name": "glob", "input": {"p": "*"}},
+             {"type": "tool_use", "id": "toolu_2", "name": "read", "input": {"p": "a"}}, finish="tool-calls"),
+        _msg("u2", "user", 20, {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a\nb"}),
+        _msg("u3", "user", 30, {"type": "tool_result", "tool_use_id": "toolu_404", "content": "orphan"}),
+    ]
+    await call(rb, "session/open", {"sessionId": sid, "messages": copy.deepcopy(msgs)})
+    built = await call(rb, "request/build", {"sessionId": sid, "memoryReminder": False})
+    calls = [c["toolCallId"] for m in built["messages"] if m["role"] == "assistant"
+             for c in m["content"] if c["type"] == "tool-call"]
+    results = [c["toolCallId"] for m in built["messages"] if m["role"] == "tool" for c in m["content"]]
+    assert sorted(calls) == sorted(results) == ["toolu_1", "toolu_2"]  # orphan dropped, missing synthesized
+    computed = await call(rb, "rebuild/compute", {"sessionId": sid, "preview": False})
+    assert computed["watermark"]["messageId"] in {"u1", "a1", "u2", "u3"}
+    assert "preview" not in computed
