@@ -291,8 +291,9 @@ async def test_writer_registry(client: LanguageClient) -> None:
     await rpc(client, "session/open", {"sessionId": "writer", "messages": history})
     err = await rpc_error(client, "checkpoint/writerFinished", {"sessionId": "writer", "outcome": "success"})
     assert err.code == 1006
-    err = await rpc_error(client, "checkpoint/writerStarted", {"sessionId": "writer"})
-    assert err.code == 1007
+    await rpc(client, "session/open", {"sessionId": "writer-empty"})
+    err = await rpc_error(client, "checkpoint/writerStarted", {"sessionId": "writer-empty"})
+    assert err.code == 1007  # an empty view has no watermark to compute (spec §5.1)
     err = await rpc_error(
         client, "checkpoint/writerStarted", {"sessionId": "writer", "watermark": "msg_unknown"}
     )

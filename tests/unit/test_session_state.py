@@ -354,8 +354,9 @@ def test_writer_errors() -> None:
     with pytest.raises(SessionError) as exc:
         st.writer_started("s1", "msg_unknown")
     assert (exc.value.code, exc.value.field) == ("message-not-found", "watermark")
+    st.open_session("empty")
     with pytest.raises(SessionError) as exc:
-        st.writer_started("s1")  # the compute_watermark hook has nothing yet
+        st.writer_started("empty")  # an empty view has no watermark to compute (spec §5.1)
     assert exc.value.code == "watermark-unavailable"
 
 
