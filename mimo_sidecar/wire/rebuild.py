@@ -279,3 +279,24 @@ class StatusNotification(Result):
     session_id: SessionId
     state: Literal["busy", "idle"]
     message: str = Field(description="`Preparing conversation context…` while waiting for the writer.")
+
+
+# ---------------------------------------------------------------------------------------------
+# LSP work-done progress (sidecar → client), only when the client advertised the capability
+# ---------------------------------------------------------------------------------------------
+
+
+class WorkDoneProgressCreateParams(Params):
+    token: str = Field(description="`mimo-rebuild-<12 hex>`: one token per rebuild that shows a busy status.")
+
+
+class ProgressValue(Params):
+    kind: Literal["begin", "report", "end"]
+    title: str | None = Field(None, description="`begin` only: `Rebuilding conversation context`.")
+    message: str | None = Field(None, description="The status text (`begin`, `report`); absent on `end`.")
+    cancellable: bool | None = Field(None, description="`begin` only: always false (use `$/cancelRequest`).")
+
+
+class ProgressParams(Params):
+    token: str
+    value: ProgressValue

@@ -366,7 +366,7 @@ _SECTIONS_EXAMPLE = [
      "present": True, "truncated": False, "shed": False,
      "path": "/home/dev/.local/share/mimocode/memory/sessions/ses_demo/checkpoint.md"},
     {"key": "actors", "heading": "# Active actors", "tokens": 0, "cap": 500, "unit": "tokens", "present": False,
-     "truncated": False, "shed": False, "reason": "no active background actors"},
+     "truncated": False, "shed": False, "reason": "no active actors"},
     {"key": "activity", "heading": "# Recent activity", "tokens": 18, "cap": 200, "unit": "lines",
      "present": True, "truncated": False, "shed": False},
 ]
@@ -485,5 +485,35 @@ register(
         rb.StatusNotification,
         None,
         {"sessionId": _SID, "state": "busy", "message": "Preparing conversation context\u2026"},
+    )
+)
+
+register(
+    MethodSpec(
+        "window/workDoneProgress/create",
+        "request",
+        "sidecar → client",
+        "Rebuild",
+        "Asks the client to create a progress token (only if it advertised window.workDoneProgress); "
+        "answer null.",
+        rb.WorkDoneProgressCreateParams,
+        None,
+        {"token": "mimo-rebuild-08b165b6d24d"},
+        None,
+    )
+)
+
+register(
+    MethodSpec(
+        "$/progress",
+        "notification",
+        "sidecar → client",
+        "Rebuild",
+        "Work-done progress of a rebuild: begin, report (status text changed), end.",
+        rb.ProgressParams,
+        None,
+        {"token": "mimo-rebuild-08b165b6d24d",
+         "value": {"kind": "begin", "title": "Rebuilding conversation context",
+                   "message": "Preparing conversation context\u2026", "cancellable": False}},
     )
 )
