@@ -1,0 +1,527 @@
+#!/usr/bin/env node
+// mimo-sidecar example client (Node + vscode-jsonrpc 10).
+//
+// Copy this into your IDE extension or agent host and keep the parts you need. It drives one full
+// rebuild cycle against a real sidecar process, exactly as a host would:
+//
+//   spawn -> initialize -> initialized -> session/open -> session/sync (streamed part)
+//   -> a deliberate bad request (-32602) -> request/build (before)
+//   -> rebuild/compute -> checkpoint/writerStarted -> rebuild/insert (waits for the writer)
+//   -> checkpoint/writerFinished (~1 s later) -> insert returns -> request/build (after)
+//   -> cancellation demo -> shutdown -> exit
+//
+// Usage:
+//   node client.mjs [memoryRoot] [python]
+//
+//   memoryRoot  directory used as the sidecar's memory root. Default: $MIMO_MEMORY_ROOT, else a
+//               fresh temporary directory. Created if missing.
+//   python      interpreter that has mimo_sidecar installed. Default: $MIMO_SIDECAR_PYTHON, else
+//               `python3`.
+//
+// Everything the demo prints goes to stdout; the sidecar's own log goes to stderr, prefixed with
+// "[sidecar]". The last stdout line is `RESULT {json}`: a machine-readable summary for tests.
+//
+// The protocol is documented in ../../protocol.md. Section names below refer to it.
+
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+
+// NOTE: import from 'vscode-jsonrpc/node'. The package root has no StreamMessageReader/Writer.
+import {
+  CancellationTokenSource,
+  ErrorCodes,
+  ResponseError,
+  StreamMessageReader,
+  StreamMessageWriter,
+  createMessageConnection,
+} from 'vscode-jsonrpc/node';
+
+// ---------------------------------------------------------------------------------------------
+// Settings
+// ---------------------------------------------------------------------------------------------
+
+const memoryRoot = resolve(
+  process.argv[2] || process.env.MIMO_MEMORY_ROOT || mkdtempSync(join(tmpdir(), 'mimo-memory-')),
+);
+const python = process.argv[3] || process.env.MIMO_SIDECAR_PYTHON || 'python3';
+
+const SESSION_ID = 'ses_nodeExampleDemo01';
+const PROJECT_ID = 'prj_reports_web';
+
+// The model this (pretend) session runs on. The sidecar needs the window to decide the trigger:
+// with the default trigger_ratio 0.9 the line is floor(200000 * 0.9) = 180000 tokens.
+const MODEL = {
+  contextWindow: 200000,
+  maxOutputTokens: 32000,
+  providerId: 'anthropic',
+  modelId: 'claude-sonnet-4',
+};
+
+// How long the demo's "checkpoint writer" runs before it reports success.
+const WRITER_RUNTIME_MS = 1000;
+// Safety net: if the demo hangs (it should not), kill our sidecar and fail.
+const OVERALL_TIMEOUT_MS = 50000;
+
+// ---------------------------------------------------------------------------------------------
+// Small helpers
+// ---------------------------------------------------------------------------------------------
+
+const log = (...args) => console.log(...args);
+const section = (title) => log(`\n== ${title} ${'='.repeat(Math.max(0, 70 - title.length))}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// MiMo v2 ascending IDs (protocol.md "Ordering"): prefix + 16 lowercase hex + 9 letters/digits.
+// While every ID has this shape the sidecar orders messages by comparing IDs as strings ("ID
+// mode"). Here the 16 hex digits are the creation time in ms (13 digits) and a counter (3 digits),
+// so string order == creation order. Hosts with other ID schemes pass `idsAscending: true` or a
+// `seq` number instead.
+let idCounter = 0;
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+function mimoId(prefix, timeMs) {
+  idCounter = (idCounter + 1) % 0x1000;
+  const hex = timeMs.toString(16).padStart(13, '0') + idCounter.toString(16).padStart(3, '0');
+  const tail = Array.from(randomBytes(9), (b) => ALNUM[b % ALNUM.length]).join('');
+  return `${prefix}_g${hex}${tail}`;
+}
+
+function printTable(rows, columns) {
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? '').length)));
+  const line = (cells) => cells.map((s, i) => String(s ?? '').padEnd(widths[i])).join('  ');
+  log(line(columns));
+  log(line(widths.map((w) => '-'.repeat(w))));
+  for (const r of rows) log(line(columns.map((c) => r[c])));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The demo session, in MiMo's inline shape (protocol.md "Data model")
+// ---------------------------------------------------------------------------------------------
+
+function buildSession() {
+  const t0 = Date.now() - 20 * 60 * 1000; // the conversation started 20 minutes ago
+  const at = (sec) => t0 + sec * 1000;
+  const messages = [];
+
+  const turnModel = { providerID: MODEL.providerId, modelID: MODEL.modelId };
+
+  const user = (sec, text) => {
+    const id = mimoId('msg', at(sec));
+    messages.push({
+      info: { id, sessionID: SESSION_ID, role: 'user', time: { created: at(sec) }, agent: 'build', model: turnModel },
+      parts: [{ id: mimoId('prt', at(sec)), sessionID: SESSION_ID, messageID: id, type: 'text', text }],
+    });
+    return id;
+  };
+
+  // One finished assistant step. `tokens` is the provider usage of that step; `finish` is the
+  // mapped stop reason ("tool-calls" for a tool-use stop, "stop" for a natural end).
+  const assistant = (sec, endSec, finish, tokens, makeParts) => {
+    const id = mimoId('msg', at(sec));
+    const part = (fields) => ({ id: mimoId('prt', at(sec)), sessionID: SESSION_ID, messageID: id, ...fields });
+    messages.push({
+      info: {
+        id, sessionID: SESSION_ID, role: 'assistant', agent: 'build',
+        time: { created: at(sec), completed: at(endSec) },
+        providerID: MODEL.providerId, modelID: MODEL.modelId,
+        finish, tokens,
+      },
+      parts: makeParts(part, (s) => at(s)),
+    });
+    return id;
+  };
+
+  const usage = (input, output, cacheRead) => ({ input, output, reasoning: 0, cache: { read: cacheRead, write: 0 } });
+
+  // An inline tool part: the call and its result in one part (protocol.md "Parts and tool-call shapes").
+  const tool = (part, at, tool, callNo, input, output, title, startSec, endSec) =>
+    part({
+      type: 'tool', callID: `toolu_${String(callNo).padStart(2, '0')}`, tool,
+      state: { status: 'completed', input, output, title, metadata: {}, time: { start: at(startSec), end: at(endSec) } },
+    });
+
+  const csvSource = [
+    "export function toCsv(rows: Row[]): string {",
+    "  const out = [HEADER.join(',')];",
+    "  for (const r of rows) {",
+    "    if (!/^[\\x20-\\x7e]*$/.test(r.name)) continue; // FIXME: why?",
+    "    out.push([r.id, quote(r.name), r.total.toFixed(2)].join(','));",
+    "  }",
+    "  return out.join('\\n');",
+    "}",
+  ].join('\n');
+
+  user(0, 'The CSV export on the reports page silently drops every row whose customer name has accents (e.g. "Zoë Müller"). Can you find out why and fix it?');
+
+  assistant(4, 9, 'tool-calls', usage(2100, 160, 151000), (part, at) => [
+    part({ type: 'step-start' }),
+    part({ type: 'reasoning', text: 'Start with the exporter itself.', time: { start: at(4), end: at(5) } }),
+    tool(part, at, 'read', 1, { filePath: 'src/reports/export/csv.ts' }, csvSource, 'src/reports/export/csv.ts', 5, 6),
+    part({ type: 'step-finish', reason: 'tool-calls' }),
+  ]);
+
+  assistant(10, 24, 'tool-calls', usage(2600, 210, 153000), (part, at) => [
+    part({ type: 'text', text: 'Line 4 skips any name outside printable ASCII. Let me confirm with the existing tests first.' }),
+    tool(part, at, 'bash', 2, { command: 'npm test -- csv', description: 'Run the CSV tests' },
+      '> reports@2.3.1 test\n> vitest run csv\n\n ✓ csv.test.ts (6 tests) 41ms\n\n Test Files  1 passed (1)\n      Tests  6 passed (6)\n',
+      'npm test -- csv', 12, 23),
+  ]);
+
+  assistant(25, 38, 'tool-calls', usage(2900, 540, 154500), (part, at) => [
+    part({ type: 'text', text: 'The tests only cover ASCII names. Removing the filter and adding a regression test.' }),
+    tool(part, at, 'edit', 3,
+      { filePath: 'src/reports/export/csv.ts', oldString: "    if (!/^[\\x20-\\x7e]*$/.test(r.name)) continue; // FIXME: why?\n", newString: '' },
+      'Edit applied successfully.', 'src/reports/export/csv.ts', 30, 31),
+    tool(part, at, 'bash', 4, { command: 'npm test -- csv', description: 'Re-run the CSV tests' },
+      ' ✓ csv.test.ts (7 tests) 44ms\n\n Test Files  1 passed (1)\n      Tests  7 passed (7)\n', 'npm test -- csv', 32, 37),
+  ]);
+
+  assistant(39, 44, 'stop', usage(3300, 120, 155800), (part) => [
+    part({ type: 'text', text: 'Fixed: `toCsv` skipped non-ASCII names (leftover debugging filter). Removed it and added a test with "Zoë Müller".' }),
+  ]);
+
+  user(120, 'Thanks! Excel still shows "ZoÃ« MÃ¼ller" when I open the file. Add a UTF-8 BOM and run the whole suite.');
+
+  // The newest assistant step stopped for tool use at ~90% of the 200k window:
+  // count = input + output + cache.read + cache.write = 3400 + 1200 + 176000 = 180600 >= 180000.
+  // Its bash call is still running when the session is opened; we stream its result below.
+  let runningBash;
+  const last = assistant(125, 131, 'tool-calls', usage(3400, 1200, 176000), (part, at) => {
+    const edit = tool(part, at, 'edit', 5,
+      { filePath: 'src/reports/export/csv.ts', oldString: "  return out.join('\\n');", newString: "  return '\\uFEFF' + out.join('\\r\\n');" },
+      'Edit applied successfully.', 'src/reports/export/csv.ts', 127, 128);
+    runningBash = part({
+      type: 'tool', callID: 'toolu_06', tool: 'bash',
+      state: { status: 'running', input: { command: 'npm test', description: 'Run the full test suite' }, title: 'npm test', metadata: {}, time: { start: at(129) } },
+    });
+    return [part({ type: 'text', text: 'Adding the BOM and switching to CRLF line endings, which Excel prefers.' }), edit, runningBash];
+  });
+
+  // The part as it looks once the tool has finished (same id: the sync replaces it in place).
+  const finishedBash = {
+    ...runningBash,
+    state: {
+      ...runningBash.state,
+      status: 'completed',
+      output: ' ✓ csv.test.ts (7 tests)\n ✓ totals.test.ts (12 tests)\n ✓ filters.test.ts (9 tests)\n\n Test Files  3 passed (3)\n      Tests  28 passed (28)\n',
+      time: { start: at(129), end: at(141) },
+    },
+  };
+
+  return {
+    messages,
+    lastAssistantId: last,
+    finishedBash,
+    tasks: [
+      { id: 'T1', status: 'in_progress', summary: 'Fix CSV export for non-ASCII customer names', created_at: at(3) },
+    ],
+    requestPrefix: {
+      system: ['You are a coding agent working in the reports-web repository.'],
+      tools: [{ name: 'read' }, { name: 'bash' }, { name: 'edit' }],
+    },
+  };
+}
+
+// A rebuild renders from the session's checkpoint file (protocol.md `rebuild/insert`, gate
+// `no-checkpoint`). A real host's checkpoint writer produces it; this demo seeds one if missing.
+function ensureCheckpointFile() {
+  const dir = join(memoryRoot, 'sessions', SESSION_ID);
+  const file = join(dir, 'checkpoint.md');
+  mkdirSync(dir, { recursive: true });
+  if (!existsSync(file)) {
+    writeFileSync(file, [
+      '# Topic: CSV export of non-ASCII customer names',
+      '',
+      '## Goal',
+      'Rows whose customer name has accents were missing from the reports CSV export.',
+      '',
+      '## Done',
+      '- Root cause: a leftover ASCII-only filter in `src/reports/export/csv.ts` (`toCsv`).',
+      '- Removed the filter; added a regression test with "Zoë Müller" (7 CSV tests pass).',
+      '',
+      '## In progress',
+      '- Excel shows mojibake: prepend a UTF-8 BOM and use CRLF; run the full suite.',
+      '',
+    ].join('\n'));
+    return { file, created: true };
+  }
+  return { file, created: false };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+// ---------------------------------------------------------------------------------------------
+
+const result = {
+  ok: false,
+  statuses: [],          // rebuild/status notifications: {state, message}
+  progressKinds: [],     // $/progress value.kind values, in order
+  logMessages: [],       // window/logMessage texts
+  shouldRebuild: null,
+  insertOutcome: null,
+  waitResult: null,
+  boundaryRole: null,
+  boundaryFirstPartType: null,
+  buildBefore: null,     // {messages, estimatedTokens}
+  buildAfter: null,
+  invalidParamsCode: null,
+  cancelCode: null,
+  cancelKeptRevision: null, // the cancelled rebuild inserted nothing
+  exitCode: null,
+};
+
+let child; // the sidecar process (module scope so a failure can stop it)
+
+async function main() {
+  mkdirSync(memoryRoot, { recursive: true });
+  const checkpoint = ensureCheckpointFile();
+
+  // --- 1. Spawn the sidecar ------------------------------------------------------------------
+  // stdout carries only JSON-RPC frames; stderr carries the sidecar's log (show it, never parse it).
+  section('spawn');
+  log(`python: ${python}`);
+  log(`memory root: ${memoryRoot}`);
+  log(`checkpoint: ${checkpoint.file}${checkpoint.created ? ' (created by the demo)' : ''}`);
+  child = spawn(python, ['-m', 'mimo_sidecar', '--stdio'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const exited = new Promise((resolveExit) => {
+    child.on('exit', (code, signal) => resolveExit(code ?? (signal ? `signal ${signal}` : null)));
+  });
+  child.on('error', (err) => {
+    // e.g. ENOENT: the interpreter does not exist. Nothing will ever answer: give up now.
+    result.error = `could not start ${python}: ${err.message}`;
+    console.error(`[client] ${result.error}`);
+    log(`RESULT ${JSON.stringify(result)}`);
+    process.exit(1);
+  });
+  createInterface({ input: child.stderr }).on('line', (line) => console.error(`[sidecar] ${line}`));
+
+  const killTimer = setTimeout(() => {
+    console.error('[client] timed out; killing the sidecar');
+    child.kill('SIGKILL');
+  }, OVERALL_TIMEOUT_MS);
+  killTimer.unref();
+
+  // --- 2. The connection and the sidecar -> client handlers -----------------------------------
+  const conn = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
+
+  // Busy/idle while a rebuild waits for the checkpoint writer. Show it in your status bar.
+  conn.onNotification('rebuild/status', (p) => {
+    result.statuses.push({ state: p.state, message: p.message });
+    log(`  <- rebuild/status ${p.sessionId}: ${p.state} "${p.message}"`);
+  });
+  // Configuration warnings (unknown or unused keys).
+  conn.onNotification('window/logMessage', (p) => {
+    result.logMessages.push(p.message);
+    log(`  <- window/logMessage (type ${p.type}): ${p.message}`);
+  });
+  // LSP work-done progress (we advertise window.workDoneProgress in initialize). Without this
+  // request handler vscode-jsonrpc would answer -32601 and only rebuild/status would be sent.
+  conn.onRequest('window/workDoneProgress/create', (p) => {
+    log(`  <- window/workDoneProgress/create token=${JSON.stringify(p.token)}`);
+    return null;
+  });
+  conn.onNotification('$/progress', (p) => {
+    result.progressKinds.push(p.value?.kind);
+    const v = p.value ?? {};
+    log(`  <- $/progress ${v.kind}${v.title ? ` "${v.title}"` : ''}${v.message ? `: ${v.message}` : ''}${v.cancellable ? ' (cancellable)' : ''}`);
+  });
+  conn.onError(([err]) => console.error(`[client] connection error: ${err.message}`));
+  // The sidecar's stdout closed (it exited, or crashed). vscode-jsonrpc does NOT fail the requests
+  // still waiting for an answer on close; dispose() rejects them (PendingResponseRejected), so
+  // nothing awaits forever. A real extension would decide here whether to restart the sidecar and
+  // re-open its sessions (the sidecar's state lives in memory only).
+  conn.onClose(() => {
+    log('  (connection closed)');
+    conn.dispose();
+  });
+  conn.listen();
+
+  // --- 3. initialize / initialized ------------------------------------------------------------
+  section('initialize');
+  const init = await conn.sendRequest('initialize', {
+    processId: process.pid, // the sidecar exits within ~3 s if this process dies
+    clientInfo: { name: 'mimo-sidecar-node-example', version: '0.1.0' },
+    rootUri: null,
+    capabilities: { window: { workDoneProgress: true } },
+    initializationOptions: {
+      memoryRoot, // must be an absolute path of an existing directory
+      config: {
+        checkpoint: {
+          // Short writer waits for the demo (defaults: 30 s / 5 min).
+          writer_wait_ms: { with_watermark: 5000, without_watermark: 10000 },
+        },
+      },
+    },
+  });
+  log(`server: ${init.serverInfo?.name} ${init.serverInfo?.version}`);
+  await conn.sendNotification('initialized', {});
+
+  // --- 4. session/open ------------------------------------------------------------------------
+  section('session/open');
+  const demo = buildSession();
+  const opened = await conn.sendRequest('session/open', {
+    sessionId: SESSION_ID,
+    projectId: PROJECT_ID,
+    messages: demo.messages,
+    tasks: demo.tasks,
+    actors: [],
+    requestPrefix: demo.requestPrefix,
+  });
+  log(`opened ${opened.sessionId} with ${demo.messages.length} messages, revision ${opened.revision}`);
+  let revision = opened.revision;
+
+  // --- 5. session/sync: stream a part ---------------------------------------------------------
+  // The running bash call finished: upsert the part (same id => replaced in place). baseRevision
+  // makes the batch apply only if nobody changed the session meanwhile (else error 1002).
+  section('session/sync (streamed part)');
+  const synced = await conn.sendRequest('session/sync', {
+    sessionId: SESSION_ID,
+    baseRevision: revision,
+    upsertParts: [{ messageId: demo.lastAssistantId, part: demo.finishedBash }],
+  });
+  log(`bash part ${demo.finishedBash.id} -> completed; revision ${revision} -> ${synced.revision}`);
+  revision = synced.revision;
+
+  // --- 6. A deliberate bad request -------------------------------------------------------------
+  // Values are never coerced: a string baseRevision is a schema error (-32602). The batch is
+  // rejected as a whole and the revision does not change.
+  section('bad request (expected to fail)');
+  try {
+    await conn.sendRequest('session/sync', { sessionId: SESSION_ID, baseRevision: String(revision) });
+    log('unexpected: the bad request succeeded');
+  } catch (err) {
+    if (!(err instanceof ResponseError)) throw err;
+    result.invalidParamsCode = err.code;
+    const fields = (err.data?.errors ?? []).map((e) => e.field).join(', ');
+    log(`ResponseError ${err.code}${err.code === ErrorCodes.InvalidParams ? ' (InvalidParams)' : ''}: ${err.message}`);
+    log(`data.name=${err.data?.name}; fields at fault: ${fields}`);
+  }
+
+  // --- 7. request/build before the rebuild ----------------------------------------------------
+  section('request/build (before)');
+  const before = await conn.sendRequest('request/build', { sessionId: SESSION_ID });
+  result.buildBefore = { messages: before.messages.length, estimatedTokens: before.estimatedTokens };
+  log(`${before.messages.length} model messages, ~${before.estimatedTokens} tokens, prefix ${before.prefix.hash.slice(0, 19)}…`);
+
+  // --- 8. rebuild/compute: the trigger decision -----------------------------------------------
+  // Run after each finished assistant step. Without `usage` the sidecar uses the newest finished
+  // assistant message's `tokens`; `model` gives the window.
+  section('rebuild/compute');
+  const computed = await conn.sendRequest('rebuild/compute', { sessionId: SESSION_ID, model: MODEL });
+  const t = computed.trigger;
+  result.shouldRebuild = t.shouldRebuild;
+  log(`usage ${t.count} (${t.usageSource}) vs line ${t.usable} of ${t.hard}: overflow=${t.overflow} shouldRebuild=${t.shouldRebuild}`);
+  for (const w of t.warnings ?? []) log(`  warning: ${w}`);
+  const wm = computed.watermark;
+  if (!wm) throw new Error('rebuild/compute returned no watermark');
+  log(`writer watermark: ${wm.messageId} (index ${wm.index}, tail ${wm.tailTokens} tokens / ${wm.tailTextBlocks} text blocks, adjusted=${wm.adjusted})`);
+  log(`stored watermark: ${computed.storedWatermark ?? '(none)'}; writer in flight: ${computed.writerInFlight}`);
+  if (computed.preview) log(`preview: insert would answer "${computed.preview.outcome}" right now`);
+
+  if (!t.shouldRebuild) log('(the trigger did not fire; the demo rebuilds anyway)');
+
+  // --- 9. Checkpoint writer + rebuild/insert ---------------------------------------------------
+  // The host starts its checkpoint writer for the range up to the computed watermark...
+  section('checkpoint writer + rebuild/insert');
+  const started = await conn.sendRequest('checkpoint/writerStarted', { sessionId: SESSION_ID, watermark: wm.messageId });
+  log(`writerStarted: state=${started.state} watermark=${started.watermark}`);
+
+  // ...and, the trigger having fired, asks for the rebuild while the writer is still running.
+  // The sidecar sends rebuild/status busy and waits for the writer before rendering.
+  const t0 = Date.now();
+  const insertPromise = conn.sendRequest('rebuild/insert', { sessionId: SESSION_ID, reason: 'auto' });
+
+  // The writer finishes about a second later (a real one would rewrite checkpoint.md first).
+  await sleep(WRITER_RUNTIME_MS);
+  const finished = await conn.sendRequest('checkpoint/writerFinished', { sessionId: SESSION_ID, outcome: 'success' });
+  log(`writerFinished after ${Date.now() - t0} ms: stored watermark=${finished.watermark}, settlements=${finished.writer.settlements}`);
+
+  const inserted = await insertPromise;
+  result.insertOutcome = inserted.outcome;
+  result.waitResult = inserted.wait?.result ?? null;
+  log(`insert: outcome=${inserted.outcome} revision=${inserted.revision} after ${Date.now() - t0} ms`);
+  if (inserted.wait) log(`writer wait: ${inserted.wait.result}, waited ${inserted.wait.waitedMs} ms (bound ${inserted.wait.boundMs} ms)`);
+  if (inserted.detail) log(`detail: ${inserted.detail}`);
+  for (const w of inserted.warnings ?? []) log(`  warning: ${w}`);
+
+  if (inserted.message) {
+    // Persist the boundary message and the compaction marks in your own storage.
+    const { info, parts } = inserted.message;
+    result.boundaryRole = info.role;
+    result.boundaryFirstPartType = parts[0]?.type ?? null;
+    log(`boundary ${info.id}: role=${info.role}, parts=[${parts.map((p) => p.type).join(', ')}], coveredUpTo=${parts[0]?.coveredUpTo}`);
+    log(`compacted tool results: ${(inserted.compacted ?? []).length}`);
+  }
+  log('\nsection report:');
+  printTable(
+    (inserted.sections ?? []).map((s) => ({
+      key: s.key,
+      present: s.present ? 'yes' : 'no',
+      tokens: s.tokens,
+      cap: s.cap == null ? '' : `${s.cap} ${s.unit}`,
+      truncated: s.truncated ? 'yes' : '',
+      reason: s.reason ?? '',
+    })),
+    ['key', 'present', 'tokens', 'cap', 'truncated', 'reason'],
+  );
+  if (inserted.statusText) log(`\nstatus text: ${inserted.statusText}`);
+
+  // --- 10. request/build after the rebuild ----------------------------------------------------
+  section('request/build (after)');
+  const after = await conn.sendRequest('request/build', { sessionId: SESSION_ID });
+  result.buildAfter = { messages: after.messages.length, estimatedTokens: after.estimatedTokens };
+  log(`${after.messages.length} model messages, ~${after.estimatedTokens} tokens (before: ${before.messages.length} messages, ~${before.estimatedTokens} tokens)`);
+  log(`first message: role=${after.messages[0]?.role}, first text: "${after.messages[0]?.content?.[0]?.text}"`);
+  log(`collapsed: ${(after.collapsedMessageIds ?? []).length} messages; reminder added: ${after.reminderAdded}; usage pending: ${after.usagePending}`);
+
+  // --- 11. Cancellation demo -------------------------------------------------------------------
+  // A user pressing Esc while "Preparing conversation context…" is shown: start another writer and
+  // a manual rebuild that waits for it, then cancel the rebuild. vscode-jsonrpc sends
+  // $/cancelRequest; the request fails with -32800 and nothing is inserted.
+  section('cancellation');
+  const again = await conn.sendRequest('rebuild/compute', { sessionId: SESSION_ID, model: MODEL, preview: false });
+  if (!again.watermark) throw new Error('rebuild/compute returned no watermark after the rebuild');
+  await conn.sendRequest('checkpoint/writerStarted', { sessionId: SESSION_ID, watermark: again.watermark.messageId });
+  const cts = new CancellationTokenSource();
+  const cancelled = conn.sendRequest('rebuild/insert', { sessionId: SESSION_ID, reason: 'manual' }, cts.token);
+  await sleep(300);
+  cts.cancel();
+  try {
+    await cancelled;
+    log('unexpected: the cancelled rebuild completed');
+  } catch (err) {
+    if (!(err instanceof ResponseError)) throw err;
+    result.cancelCode = err.code;
+    log(`cancelled rebuild: ResponseError ${err.code}: ${err.message}`);
+  }
+  await conn.sendRequest('checkpoint/writerFinished', { sessionId: SESSION_ID, outcome: 'cancelled' });
+  const info = await conn.sendRequest('session/get', { sessionId: SESSION_ID });
+  result.cancelKeptRevision = info.revision === inserted.revision;
+  log(`session revision still ${info.revision} (insert left it at ${inserted.revision}); writer: ${JSON.stringify(info.writer)}`);
+
+  // --- 12. shutdown + exit ---------------------------------------------------------------------
+  section('shutdown');
+  await conn.sendRequest('shutdown');
+  await conn.sendNotification('exit');
+  result.exitCode = await exited;
+  clearTimeout(killTimer);
+  conn.dispose(); // no-op if onClose already disposed it
+  log(`sidecar exited with code ${result.exitCode}`);
+  result.ok = true;
+}
+
+try {
+  await main();
+} catch (err) {
+  result.error = err instanceof ResponseError ? `${err.code}: ${err.message}` : String(err?.stack ?? err);
+  console.error(`[client] failed: ${result.error}`);
+  process.exitCode = 1;
+  if (child) result.exitCode = child.exitCode;
+  // Stop the sidecar we started. (Closing its stdin alone would also end it within ~1 s.)
+  if (child && child.exitCode === null && child.signalCode === null) child.kill();
+}
+log(`RESULT ${JSON.stringify(result)}`);
+// Do not wait for a sidecar that did not exit (e.g. after a failure).
+process.exit(process.exitCode ?? 0);

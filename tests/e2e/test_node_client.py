@@ -1,0 +1,133 @@
+"""The Node example client (examples/node/client.mjs) against the real sidecar.
+
+Runs the example exactly as an extension author would (`node client.mjs <memoryRoot>`, with
+`MIMO_SIDECAR_PYTHON` pointing at this interpreter) and asserts the facts it reports on its last
+stdout line, `RESULT {json}`. Skipped when Node/npm are missing, or when its single dependency
+(vscode-jsonrpc) is not installed and the npm registry cannot be reached.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "node"
+NPM_TIMEOUT_S = 180
+CLIENT_TIMEOUT_S = 60
+
+# Phrases npm prints when it cannot reach the registry (offline CI, blocked network).
+_NETWORK_ERRORS = (
+    "ENOTFOUND",
+    "EAI_AGAIN",
+    "ECONNREFUSED",
+    "ECONNRESET",
+    "ETIMEDOUT",
+    "ENETUNREACH",
+    "EHOSTUNREACH",
+    "network",
+    "socket hang up",
+    "request to https://",
+)
+
+
+def _ensure_node_modules() -> None:
+    if (EXAMPLE / "node_modules" / "vscode-jsonrpc" / "package.json").exists():
+        return
+    npm = shutil.which("npm")
+    assert npm is not None
+    try:
+        proc = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"],
+            cwd=EXAMPLE,
+            capture_output=True,
+            text=True,
+            timeout=NPM_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"`npm ci` in {EXAMPLE} did not finish in {NPM_TIMEOUT_S} s (registry unreachable?)")
+    if proc.returncode != 0:
+        output = proc.stdout + proc.stderr
+        network = [line for line in output.splitlines() if any(m in line for m in _NETWORK_ERRORS)]
+        if network:
+            pytest.skip(f"`npm ci` could not reach the npm registry: {network[0].strip()}")
+        pytest.fail(f"`npm ci` failed in {EXAMPLE} (exit {proc.returncode}):\n{output}")
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    node_bin = shutil.which("node")
+    if node_bin is None or shutil.which("npm") is None:
+        pytest.skip("node and npm must be on PATH to run the Node example client")
+    _ensure_node_modules()
+    return node_bin
+
+
+def _run_client(node: str, memory_root: Path) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    env = dict(os.environ, MIMO_SIDECAR_PYTHON=sys.executable)
+    env.pop("MIMO_MEMORY_ROOT", None)
+    proc = subprocess.run(
+        [node, str(EXAMPLE / "client.mjs"), str(memory_root)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=CLIENT_TIMEOUT_S,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, f"no RESULT line (exit {proc.returncode})\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    return json.loads(lines[-1][len("RESULT ") :]), proc
+
+
+@pytest.mark.timeout(NPM_TIMEOUT_S + CLIENT_TIMEOUT_S + 30)
+def test_node_example_client_full_cycle(node: str, tmp_path: Path) -> None:
+    memory_root = tmp_path / "memory"
+    result, proc = _run_client(node, memory_root)
+    context = (
+        f"\nRESULT: {json.dumps(result, ensure_ascii=False)}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+    )
+
+    assert proc.returncode == 0, context
+    assert result["ok"] is True, context
+
+    # The demo seeded the checkpoint file the rebuild renders from, in the root it was given.
+    assert (memory_root / "sessions" / "ses_nodeExampleDemo01" / "checkpoint.md").is_file()
+
+    # The rebuild waited for the writer: busy "Preparing conversation context…", then idle.
+    statuses = result["statuses"]
+    assert statuses[0] == {"state": "busy", "message": "Preparing conversation context\u2026"}, context
+    assert statuses[1]["state"] == "idle", context
+    # The cancellation demo's manual rebuild also ends idle.
+    assert statuses[-1]["state"] == "idle", context
+
+    # Work-done progress, advertised in initialize: begin ... end for each waiting rebuild.
+    kinds = result["progressKinds"]
+    assert kinds[:2] == ["begin", "end"], context
+    assert kinds[-1] == "end", context
+    assert set(kinds) <= {"begin", "report", "end"}, context
+
+    assert result["invalidParamsCode"] == -32602, context
+    assert result["shouldRebuild"] is True, context
+    assert result["insertOutcome"] == "rebuilt", context
+    assert result["waitResult"] == "success", context
+    assert result["boundaryRole"] == "user", context
+    assert result["boundaryFirstPartType"] == "checkpoint", context
+
+    before, after = result["buildBefore"], result["buildAfter"]
+    assert after["messages"] < before["messages"], context
+    assert after["estimatedTokens"] < before["estimatedTokens"], context
+
+    assert result["cancelCode"] == -32800, context
+    assert result["cancelKeptRevision"] is True, context
+    assert result["logMessages"] == [], context  # the demo config has no unknown keys
+    assert result["exitCode"] == 0, context
