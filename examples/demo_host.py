@@ -31,7 +31,7 @@ T_START = time.monotonic()
 
 
 def say(text: str = "") -> None:
-    print(text, flush=True)
+    print(text, flush=True)  # noqa: T201 - the demo's output is its purpose
 
 
 def heading(title: str) -> None:
@@ -52,7 +52,7 @@ def on_notification(method: str, params: Any) -> None:
 
 def table(rows: list[list[str]], header: list[str]) -> None:
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    fmt = "  ".join("{:<%d}" % w for w in widths)
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     say("  " + fmt.format(*header))
     say("  " + "  ".join("-" * w for w in widths))
     for r in rows:
@@ -76,8 +76,14 @@ def summarize_request(label: str, built: dict[str, Any]) -> list[str]:
     for m in built["messages"]:
         roles[m["role"]] = roles.get(m["role"], 0) + 1
     mix = ", ".join(f"{n} {r}" for r, n in sorted(roles.items()))
-    return [label, str(len(built["messages"])), mix, str(built["estimatedTokens"]),
-            str(len(built["collapsedMessageIds"])), built["prefix"]["hash"][:19] + "…"]
+    return [
+        label,
+        str(len(built["messages"])),
+        mix,
+        str(built["estimatedTokens"]),
+        str(len(built["collapsedMessageIds"])),
+        built["prefix"]["hash"][:19] + "…",
+    ]
 
 
 def condensed(text: str, keep: int = 6) -> list[str]:
@@ -105,8 +111,11 @@ def background_writer(client: SidecarClient, session_id: str, checkpoint: Path) 
     """A checkpoint writer sub-agent: distils the conversation, replaces checkpoint.md, reports."""
     time.sleep(WRITER_SECONDS)
     text = checkpoint.read_text(encoding="utf-8")
-    checkpoint.write_text(text.rstrip("\n") + "\n\n## §10 Since the last checkpoint\n_written by the background writer_\n"
-                          "- explore-5 is scanning for hand-built Positions\n", encoding="utf-8")
+    checkpoint.write_text(
+        text.rstrip("\n") + "\n\n## §10 Since the last checkpoint\n_written by the background writer_\n"
+        "- explore-5 is scanning for hand-built Positions\n",
+        encoding="utf-8",
+    )
     say(f"  {stamp()} writer: checkpoint.md rewritten; reporting success")
     client.request("checkpoint/writerFinished", {"sessionId": session_id, "outcome": "success"})
 
@@ -127,29 +136,43 @@ def main() -> int:
     checkpoint = memory / "sessions" / sid / "checkpoint.md"
 
     heading("1. spawn the sidecar and initialize")
-    with SidecarClient.spawn(on_notification=on_notification, stderr=open(work / "sidecar.log", "wb")) as client:
+    with SidecarClient.spawn(
+        on_notification=on_notification, stderr=open(work / "sidecar.log", "wb")
+    ) as client:
         info = client.initialize(str(memory))
         say(f"  {info['serverInfo']['name']} {info['serverInfo']['version']} on stdio; memory root {memory}")
 
         heading("2. open the sample session")
-        payload = {"sessionId": sid, "projectId": data["projectId"], "messages": data["messages"],
-                   "tasks": data["tasks"], "actors": data["actors"],
-                   "requestPrefix": {"system": ["You are MiMo, a coding agent."], "tools": [{"name": "read"}]}}
+        payload = {
+            "sessionId": sid,
+            "projectId": data["projectId"],
+            "messages": data["messages"],
+            "tasks": data["tasks"],
+            "actors": data["actors"],
+            "requestPrefix": {"system": ["You are MiMo, a coding agent."], "tools": [{"name": "read"}]},
+        }
         size = len(json.dumps(payload).encode())
         t = time.perf_counter()
         client.request("session/open", payload)
         got = client.request("session/get", {"sessionId": sid})
-        say(f"  {got['messageCount']} messages, {size / 1e6:.1f} MB of JSON, ~{got['estimatedTokens']} tokens "
-            f"estimated, opened in {1000 * (time.perf_counter() - t):.0f} ms")
+        say(
+            f"  {got['messageCount']} messages, {size / 1e6:.1f} MB of JSON, "
+            f"~{got['estimatedTokens']} tokens "
+            f"estimated, opened in {1000 * (time.perf_counter() - t):.0f} ms"
+        )
         before = client.request("request/build", {"sessionId": sid})
 
         heading("3. after the last step: rebuild/compute")
         computed = client.request("rebuild/compute", {"sessionId": sid, "model": model})
         trig, wm = computed["trigger"], computed["watermark"]
-        say(f"  usage {trig['count']} tokens vs trigger line {trig['usable']} (window {trig['hard']}): "
-            f"overflow={trig['overflow']} shouldRebuild={trig['shouldRebuild']}")
-        say(f"  a writer starting now covers up to {wm['messageId']} (tail: {wm['tailTokens']} tokens, "
-            f"{wm['tailTextBlocks']} messages with text)")
+        say(
+            f"  usage {trig['count']} tokens vs trigger line {trig['usable']} (window {trig['hard']}): "
+            f"overflow={trig['overflow']} shouldRebuild={trig['shouldRebuild']}"
+        )
+        say(
+            f"  a writer starting now covers up to {wm['messageId']} (tail: {wm['tailTokens']} tokens, "
+            f"{wm['tailTextBlocks']} messages with text)"
+        )
 
         heading("4. checkpoint writers")
         earlier = data["messages"][len(data["messages"]) * 2 // 3]["info"]["id"]
@@ -163,12 +186,16 @@ def main() -> int:
         heading("5. the trigger fired: rebuild/insert (waits for the writer)")
         res = client.request("rebuild/insert", {"sessionId": sid, "reason": "overflow"})
         wait = res.get("wait") or {}
-        say(f"  outcome: {res['outcome']}  (writer wait: {wait.get('result')}, {wait.get('waitedMs')} ms of "
-            f"{wait.get('boundMs')} ms)")
+        say(
+            f"  outcome: {res['outcome']}  (writer wait: {wait.get('result')}, {wait.get('waitedMs')} ms of "
+            f"{wait.get('boundMs')} ms)"
+        )
         for w in res["warnings"]:
             say(f"  warning: {w}")
-        say(f"  boundary {res['message']['info']['id']} after watermark {res['watermark']}, digest up to "
-            f"{res['digestUpTo']}; {len(res['compacted'])} tool results marked compacted")
+        say(
+            f"  boundary {res['message']['info']['id']} after watermark {res['watermark']}, digest up to "
+            f"{res['digestUpTo']}; {len(res['compacted'])} tool results marked compacted"
+        )
 
         heading("6. section report")
         table(section_rows(res["sections"]), ["section", "tokens", "cap", "state", "note"])
@@ -180,19 +207,28 @@ def main() -> int:
         for line in text.split("\n") if args.full else condensed(text):
             say("  │ " + line[:160])
         if not args.full:
-            say(f"  (each section condensed to its first lines; all of it: {work / 'boundary.txt'}, or --full)")
+            say(
+                f"  (each section condensed to its first lines; all of it: {work / 'boundary.txt'}, "
+                "or --full)"
+            )
 
         heading("8. the next request, before and after")
         after = client.request("request/build", {"sessionId": sid})
-        table([summarize_request("before", before), summarize_request("after", after)],
-              ["request", "messages", "roles", "est. tokens", "collapsed", "prefix hash"])
+        table(
+            [summarize_request("before", before), summarize_request("after", after)],
+            ["request", "messages", "roles", "est. tokens", "collapsed", "prefix hash"],
+        )
         first = after["messages"][0]
-        say(f"  after: the first message is a {first['role']} turn starting "
+        say(
+            f"  after: the first message is a {first['role']} turn starting "
             f"{first['content'][0]['text']!r}; reminder added: {after['reminderAdded']}; "
-            f"usage pending: {after['usagePending']}")
+            f"usage pending: {after['usagePending']}"
+        )
         again = client.request("rebuild/compute", {"sessionId": sid, "model": model})
-        say(f"  the same usage record again: usageRecovered={again['trigger']['usageRecovered']}, "
-            f"shouldRebuild={again['trigger']['shouldRebuild']} (recover once)")
+        say(
+            f"  the same usage record again: usageRecovered={again['trigger']['usageRecovered']}, "
+            f"shouldRebuild={again['trigger']['shouldRebuild']} (recover once)"
+        )
     say()
     say(f"done in {time.monotonic() - T_START:.1f} s; files in {work}")
     return 0

@@ -168,8 +168,13 @@ class SidecarClient:
     def _dispatch(self, message: dict[str, Any]) -> None:
         if "method" in message:
             if "id" in message:  # a request from the sidecar (work-done progress): decline politely
-                self._send({"jsonrpc": "2.0", "id": message["id"],
-                            "error": {"code": -32601, "message": "not supported by this client"}})
+                self._send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "error": {"code": -32601, "message": "not supported by this client"},
+                    }
+                )
             elif self.on_notification is not None:
                 self.on_notification(message["method"], message.get("params"))
             return

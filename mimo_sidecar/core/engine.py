@@ -123,7 +123,7 @@ def decide_trigger(
         model.key if model else "",
         warn_cache,
     )
-    count = overflow_count(usage) if usage else 0
+    count = int(overflow_count(usage)) if usage else 0
     overflow = bool(usage) and is_overflow(usage, line.usable, config, model.context_window if model else 0)
     recovered = usage_recovered(msgs, session.ordering())
     summary = finished is not None and finished.info.get("summary") is True
@@ -157,14 +157,18 @@ def writer_watermark(session: Session) -> WatermarkResult | None:
 
 
 # -- rendering inputs --------------------------------------------------------------------------
-def activity_tail(session: Session, watermark: str | None, digest_up_to: str | None) -> tuple[list[Message] | None, list[str]]:
+def activity_tail(
+    session: Session, watermark: str | None, digest_up_to: str | None
+) -> tuple[list[Message] | None, list[str]]:
     """Main-slice messages with ord(W) < ord(m) <= ord(D) (§8.5.9), or None without both ends."""
     if not watermark or not digest_up_to:
         return None, []
     ordering = session.ordering()
     lo, hi = ordering.key(watermark), ordering.key(digest_up_to)
     if lo is None or hi is None:
-        return [], [f"activity slice skipped: unknown endpoint ({'watermark' if lo is None else 'digestUpTo'})"]
+        return [], [
+            f"activity slice skipped: unknown endpoint ({'watermark' if lo is None else 'digestUpTo'})"
+        ]
     return [m for m in session.slice(MAIN_AGENT) if lo < ordering.key_of(m) <= hi], []
 
 
@@ -214,7 +218,9 @@ def compute(
     if preview and agent_id == MAIN_AGENT:
         msgs = session.view(MAIN_AGENT)
         tail, _ = activity_tail(session, session.watermark, msgs[-1].id if msgs else None)
-        inputs = render_inputs(session, memory, config, tail=tail, last_info=classify(msgs), agent_id=agent_id, now_ms=now_ms)
+        inputs = render_inputs(
+            session, memory, config, tail=tail, last_info=classify(msgs), agent_id=agent_id, now_ms=now_ms
+        )
         rendered = render(inputs)
         if outcome is None:
             outcome = "rebuilt" if rendered.text else "insert-failed"
@@ -267,16 +273,29 @@ def insert(
     w_msg = next((m for m in msgs if m.id == watermark), None)
     tail, warnings = activity_tail(session, watermark, d)
     last_info = classify(msgs)
-    inputs = render_inputs(session, memory, config, tail=tail, last_info=last_info, agent_id=MAIN_AGENT, now_ms=now_ms)
+    inputs = render_inputs(
+        session, memory, config, tail=tail, last_info=last_info, agent_id=MAIN_AGENT, now_ms=now_ms
+    )
     try:
         rendered = render(inputs)
     except Exception as exc:  # §7.3 step 1: a render error counts as an empty render
-        return InsertResult("insert-failed", watermark=watermark, digest_up_to=d, warnings=warnings,
-                            detail=f"rendering failed: {exc}")
+        return InsertResult(
+            "insert-failed",
+            watermark=watermark,
+            digest_up_to=d,
+            warnings=warnings,
+            detail=f"rendering failed: {exc}",
+        )
     warnings += list(rendered.warnings)
     if not rendered.text:
-        return InsertResult("insert-failed", render=rendered, watermark=watermark, digest_up_to=d,
-                            warnings=warnings, detail=rendered.empty_reason or "the rebuild text rendered empty")
+        return InsertResult(
+            "insert-failed",
+            render=rendered,
+            watermark=watermark,
+            digest_up_to=d,
+            warnings=warnings,
+            detail=rendered.empty_reason or "the rebuild text rendered empty",
+        )
     w_created = _created_of(w_msg)
     boundary = build_boundary(
         session_id=session.session_id,
@@ -285,7 +304,9 @@ def insert(
         has_activity=rendered.has_activity,
         rendered_text=rendered.text,
         index_text=_or_empty(lambda: render_index(memory, session.session_id), warnings, "checkpoint index"),
-        actors_text=_or_empty(lambda: render_actors(session.active_actors(), now_ms), warnings, "actors block"),
+        actors_text=_or_empty(
+            lambda: render_actors(session.active_actors(), now_ms), warnings, "actors block"
+        ),
         agent=agent or _last_user_field(msgs, "agent"),
         model=model or _last_user_field(msgs, "model"),
         boundary_created_at=w_created,
@@ -296,16 +317,29 @@ def insert(
     boundary_msg = Message(boundary["info"], boundary["parts"])
     boundary_time = w_created if w_msg is not None else _created_of(session.get(watermark))
     marks = microcompact(
-        session.messages(), boundary_time, boundary_msg.id, now_ms,
-        on_change=session.refresh_part, tool_name_map=tool_name_map,
+        session.messages(),
+        boundary_time,
+        boundary_msg.id,
+        now_ms,
+        on_change=session.refresh_part,
+        tool_name_map=tool_name_map,
     )
     if boundary_time is None:
         warnings.append("microcompaction skipped: the watermark message is unknown")
     if session.watermark != watermark:
-        warnings.append("the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one")
+        warnings.append(
+            "the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one"
+        )
     session.insert_boundary(boundary_msg)
-    return InsertResult("rebuilt", message=boundary_msg.to_json(), compacted=marks, render=rendered,
-                        watermark=watermark, digest_up_to=d, warnings=warnings)
+    return InsertResult(
+        "rebuilt",
+        message=boundary_msg.to_json(),
+        compacted=marks,
+        render=rendered,
+        watermark=watermark,
+        digest_up_to=d,
+        warnings=warnings,
+    )
 
 
 def _or_empty(make: Callable[[], str], warnings: list[str], what: str) -> str:
@@ -345,7 +379,9 @@ def prefix_of(session: Session) -> RequestPrefix:
 
 def has_memory_artifacts(session: Session, memory: MemoryRoot, config: RebuildConfig, now_ms: int) -> bool:
     """§12.3: the session memory directory is non-empty, or the session has a listed task."""
-    return bool(session.listed_tasks(now_ms, config.task_archive_days)) or memory.session_dir_nonempty(session.session_id)
+    return bool(session.listed_tasks(now_ms, config.task_archive_days)) or memory.session_dir_nonempty(
+        session.session_id
+    )
 
 
 def build(
@@ -367,6 +403,8 @@ def build(
         reminder = texts.memory_reminder(
             memory.session_dir(session.session_id), shell_style=shell_style, has_actor_tool=has_actor_tool
         )
-    built = build_messages(view, collapse_tail=collapse_tail and is_main, ordering=session.ordering(), reminder=reminder)
+    built = build_messages(
+        view, collapse_tail=collapse_tail and is_main, ordering=session.ordering(), reminder=reminder
+    )
     pending = usage_recovered(view, session.ordering())
     return BuildResult(prefix_of(session), built, reminder is not None, pending)

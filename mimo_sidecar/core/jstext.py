@@ -11,7 +11,11 @@ import re
 
 # The JavaScript `\s` / `String.prototype.trim()` set (spec §15 item 3). Python's `\s` differs:
 # it also matches \x1c-\x1f and \x85 and does not match \ufeff.
-JS_WS_CHARS = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+JS_WS_CHARS = (
+    "\t\n\v\f\r \u00a0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 JS_WS_CLASS = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
 JS_WS_RUN = re.compile(JS_WS_CLASS + "+")
 

@@ -231,10 +231,14 @@ class Session:
             _validate_part(pu.part, f"{where}.part", require_id=True)
         for i, mid in enumerate(batch.remove_messages):
             if mid not in self._messages and mid not in incoming:
-                raise SessionError("message-not-found", f"removeMessages[{i}]: no message {mid!r}", f"removeMessages[{i}]")
+                raise SessionError(
+                    "message-not-found", f"removeMessages[{i}]: no message {mid!r}", f"removeMessages[{i}]"
+                )
         for i, (mid, _pid) in enumerate(batch.remove_parts):
             if mid not in self._messages and mid not in incoming:
-                raise SessionError("message-not-found", f"removeParts[{i}]: no message {mid!r}", f"removeParts[{i}]")
+                raise SessionError(
+                    "message-not-found", f"removeParts[{i}]: no message {mid!r}", f"removeParts[{i}]"
+                )
         for name, items in (("tasks", batch.tasks), ("actors", batch.actors)):
             for i, item in enumerate(items or []):
                 if not isinstance(item, dict):
@@ -347,7 +351,9 @@ def _validate_info(info: Json, where: str) -> None:
         raise SessionError("invalid", f"{where}.time: an object is required", f"{where}.time")
     created = t.get("created") if isinstance(t, dict) else None
     if created is not None and (not isinstance(created, (int, float)) or isinstance(created, bool)):
-        raise SessionError("invalid", f"{where}.time.created: a number of milliseconds is required", f"{where}.time.created")
+        raise SessionError(
+            "invalid", f"{where}.time.created: a number of milliseconds is required", f"{where}.time.created"
+        )
     agent = info.get("agentID")
     if agent is not None and not isinstance(agent, str):
         raise SessionError("invalid", f"{where}.agentID: a string is required", f"{where}.agentID")
@@ -360,7 +366,9 @@ def _validate_part(part: Any, where: str, *, require_id: bool) -> None:
         raise SessionError("invalid", f"{where}.type: a string is required", f"{where}.type")
     pid = part.get("id")
     if require_id and (not isinstance(pid, str) or not pid):
-        raise SessionError("invalid", f"{where}.id: a non-empty string is required to upsert a part", f"{where}.id")
+        raise SessionError(
+            "invalid", f"{where}.id: a non-empty string is required to upsert a part", f"{where}.id"
+        )
 
 
 def batch_from_messages(messages: Iterable[Json]) -> SyncBatch:

@@ -140,7 +140,10 @@ def index_directory_line(session_dir_with_sep: str) -> str:
 
 
 def index_topic_line(topic: str) -> str:
-    return f"Current checkpoint topic: {topic}. Its content is in the \u201c# Session checkpoint\u201d section below."
+    return (
+        f"Current checkpoint topic: {topic}. "
+        "Its content is in the \u201c# Session checkpoint\u201d section below."
+    )
 
 
 def actors_count_line(n: int) -> str:

@@ -82,17 +82,31 @@ def compute_result(session: Session, res: engine.ComputeResult, include_text: bo
     return w.ComputeResult(
         revision=session.revision,
         trigger=w.TriggerInfo(
-            usable=t.usable, count=t.count, overflow=t.overflow, usage_recovered=t.usage_recovered,
-            usage_pending=t.usage_recovered, should_rebuild=t.should_rebuild, hard=t.hard, budget=t.budget,
-            usage_source=t.usage_source, warnings=list(t.warnings),  # type: ignore[arg-type]
+            usable=t.usable,
+            count=t.count,
+            overflow=t.overflow,
+            usage_recovered=t.usage_recovered,
+            usage_pending=t.usage_recovered,
+            should_rebuild=t.should_rebuild,
+            hard=t.hard,
+            budget=t.budget,
+            usage_source=t.usage_source,
+            warnings=list(t.warnings),  # type: ignore[arg-type]
         ),
-        watermark=None if wm is None else w.WatermarkInfo(
-            message_id=wm.id, index=wm.index, tail_tokens=wm.tail_tokens,
-            tail_text_blocks=wm.tail_text_blocks, adjusted=wm.adjusted,
+        watermark=None
+        if wm is None
+        else w.WatermarkInfo(
+            message_id=wm.id,
+            index=wm.index,
+            tail_tokens=wm.tail_tokens,
+            tail_text_blocks=wm.tail_text_blocks,
+            adjusted=wm.adjusted,
         ),
         stored_watermark=res.stored_watermark,
         writer_in_flight=session.writer.in_flight,
-        preview=None if res.preview is None else w.PreviewInfo(
+        preview=None
+        if res.preview is None
+        else w.PreviewInfo(
             outcome=res.preview_outcome or "insert-failed", report=report_of(res.preview, include_text)
         ),
     )
@@ -104,8 +118,10 @@ def insert_result(session: Session, res: engine.InsertResult, wait: w.WaitInfo |
         outcome=res.outcome,  # type: ignore[arg-type]
         revision=session.revision,
         message=res.message,
-        compacted=[w.CompactedPart(message_id=m.message_id, part_id=m.part_id, compacted_at=m.compacted_at)
-                   for m in res.compacted],
+        compacted=[
+            w.CompactedPart(message_id=m.message_id, part_id=m.part_id, compacted_at=m.compacted_at)
+            for m in res.compacted
+        ],
         sections=report.sections if report else [],
         report=report,
         watermark=res.watermark,
@@ -141,12 +157,18 @@ def gate_result(ls: SidecarServer, session: Session, outcome: str, wait: w.WaitI
         "writer-failed": "the checkpoint writer did not succeed within the wait",
     }
     return w.InsertResult(
-        outcome=outcome, revision=session.revision, wait=wait, notice=notice,  # type: ignore[arg-type]
-        status_text=texts.OUTCOME_TEXTS.get(outcome), detail=details.get(outcome),
+        outcome=outcome,
+        revision=session.revision,
+        wait=wait,
+        notice=notice,  # type: ignore[arg-type]
+        status_text=texts.OUTCOME_TEXTS.get(outcome),
+        detail=details.get(outcome),
     )
 
 
-async def run_insert(ls: SidecarServer, p: w.InsertParams, memory: MemoryRoot, status: StatusReporter) -> w.InsertResult:
+async def run_insert(
+    ls: SidecarServer, p: w.InsertParams, memory: MemoryRoot, status: StatusReporter
+) -> w.InsertResult:
     session = ls.state.require(p.session_id)
     config = ls.state.config
     gate = engine.insert_gate(session, memory, config, p.agent_id)
@@ -164,11 +186,18 @@ async def run_insert(ls: SidecarServer, p: w.InsertParams, memory: MemoryRoot, s
     wait = await wait_for_writer(ls, session, status) or wait  # D4: W was read before this wait
     session = ls.state.require(p.session_id)  # closed during the wait → SessionNotFound
     res = engine.insert(
-        session, memory, ls.state.config,
-        watermark=watermark, reason=p.reason, now_ms=now_ms(), minter=ls.rebuild_desk.minter,
-        digest_up_to=p.digest_up_to, agent=p.agent,
+        session,
+        memory,
+        ls.state.config,
+        watermark=watermark,
+        reason=p.reason,
+        now_ms=now_ms(),
+        minter=ls.rebuild_desk.minter,
+        digest_up_to=p.digest_up_to,
+        agent=p.agent,
         model={"providerID": p.model.provider_id, "modelID": p.model.model_id} if p.model else None,
-        boundary_id=p.boundary_message_id, tool_name_map=p.tool_name_map,
+        boundary_id=p.boundary_message_id,
+        tool_name_map=p.tool_name_map,
     )
     return insert_result(session, res, wait)
 
@@ -184,9 +213,15 @@ def register(server: SidecarServer) -> None:
     async def rebuild_compute(ls: SidecarServer, p: w.ComputeParams) -> w.ComputeResult:
         session = ls.state.require(p.session_id)
         res = engine.compute(
-            session, memory_of(ls), ls.state.config, agent_id=p.agent_id,
-            usage=p.usage.model_dump() if p.usage else None, model=limits_of(p.model),
-            preview=p.preview, now_ms=now_ms(), warn_cache=ls.rebuild_desk.budget_warnings,
+            session,
+            memory_of(ls),
+            ls.state.config,
+            agent_id=p.agent_id,
+            usage=p.usage.model_dump() if p.usage else None,
+            model=limits_of(p.model),
+            preview=p.preview,
+            now_ms=now_ms(),
+            warn_cache=ls.rebuild_desk.budget_warnings,
         )
         return compute_result(session, res, p.include_text)
 
@@ -208,13 +243,21 @@ def register(server: SidecarServer) -> None:
     async def request_build(ls: SidecarServer, p: w.BuildParams) -> w.BuildResult:
         session = ls.state.require(p.session_id)
         res = engine.build(
-            session, memory_of(ls), ls.state.config, agent_id=p.agent_id, collapse_tail=p.collapse_tail,
-            shell_style=p.invocation_style == "shell", has_actor_tool=p.has_actor_tool,
-            memory_reminder=p.memory_reminder, now_ms=now_ms(),
+            session,
+            memory_of(ls),
+            ls.state.config,
+            agent_id=p.agent_id,
+            collapse_tail=p.collapse_tail,
+            shell_style=p.invocation_style == "shell",
+            has_actor_tool=p.has_actor_tool,
+            memory_reminder=p.memory_reminder,
+            now_ms=now_ms(),
         )
         return w.BuildResult(
             revision=session.revision,
-            prefix=w.RequestPrefixInfo(system=res.prefix.system, tools=res.prefix.tools, hash=res.prefix.hash),
+            prefix=w.RequestPrefixInfo(
+                system=res.prefix.system, tools=res.prefix.tools, hash=res.prefix.hash
+            ),
             messages=res.request.messages,
             sources=res.request.sources,
             estimated_tokens=res.request.estimated_tokens,

@@ -50,7 +50,9 @@ class StatusReporter:
         self._busy = False
         self._notify("idle", message)
         if self._token is not None:
-            self.server.work_done_progress.end(self._token, types.WorkDoneProgressEnd(message=message or None))
+            self.server.work_done_progress.end(
+                self._token, types.WorkDoneProgressEnd(message=message or None)
+            )
             self._token = None
 
     async def _begin_progress(self, message: str) -> None:

@@ -24,7 +24,10 @@ Json = dict[str, Any]
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 SessionId = Annotated[str, StringConstraints(min_length=1), Field(description="The host's session ID.")]
 MessageId = Annotated[str, StringConstraints(min_length=1)]
-Revision = Annotated[int, Field(ge=0, description="Session revision: 1 after session/open, +1 per applied batch or inserted boundary.")]
+Revision = Annotated[
+    int,
+    Field(ge=0, description="Session revision: 1 after session/open, +1 per batch or inserted boundary."),
+]
 
 
 class Params(BaseModel):

@@ -360,15 +360,48 @@ register(
 from . import rebuild as rb  # noqa: E402  (kept beside its entries)
 
 _SECTIONS_EXAMPLE = [
-    {"key": "tasks", "heading": "# Tasks ledger", "tokens": 41, "cap": 2000, "unit": "chars", "present": True,
-     "truncated": False, "shed": False},
-    {"key": "checkpoint", "heading": "# Session checkpoint", "tokens": 2380, "cap": 11000, "unit": "tokens",
-     "present": True, "truncated": False, "shed": False,
-     "path": "/home/dev/.local/share/mimocode/memory/sessions/ses_demo/checkpoint.md"},
-    {"key": "actors", "heading": "# Active actors", "tokens": 0, "cap": 500, "unit": "tokens", "present": False,
-     "truncated": False, "shed": False, "reason": "no active actors"},
-    {"key": "activity", "heading": "# Recent activity", "tokens": 18, "cap": 200, "unit": "lines",
-     "present": True, "truncated": False, "shed": False},
+    {
+        "key": "tasks",
+        "heading": "# Tasks ledger",
+        "tokens": 41,
+        "cap": 2000,
+        "unit": "chars",
+        "present": True,
+        "truncated": False,
+        "shed": False,
+    },
+    {
+        "key": "checkpoint",
+        "heading": "# Session checkpoint",
+        "tokens": 2380,
+        "cap": 11000,
+        "unit": "tokens",
+        "present": True,
+        "truncated": False,
+        "shed": False,
+        "path": "/home/dev/.local/share/mimocode/memory/sessions/ses_demo/checkpoint.md",
+    },
+    {
+        "key": "actors",
+        "heading": "# Active actors",
+        "tokens": 0,
+        "cap": 500,
+        "unit": "tokens",
+        "present": False,
+        "truncated": False,
+        "shed": False,
+        "reason": "no active actors",
+    },
+    {
+        "key": "activity",
+        "heading": "# Recent activity",
+        "tokens": 18,
+        "cap": 200,
+        "unit": "lines",
+        "present": True,
+        "truncated": False,
+        "shed": False,
+    },
 ]
 
 register(
@@ -387,16 +420,36 @@ register(
         },
         {
             "revision": 7,
-            "trigger": {"usable": 180000, "count": 183400, "overflow": True, "usageRecovered": False,
-                        "usagePending": False, "shouldRebuild": True, "hard": 200000,
-                        "usageSource": "request", "warnings": []},
-            "watermark": {"messageId": _U1, "index": 0, "tailTokens": 352, "tailTextBlocks": 1,
-                          "adjusted": False},
+            "trigger": {
+                "usable": 180000,
+                "count": 183400,
+                "overflow": True,
+                "usageRecovered": False,
+                "usagePending": False,
+                "shouldRebuild": True,
+                "hard": 200000,
+                "usageSource": "request",
+                "warnings": [],
+            },
+            "watermark": {
+                "messageId": _U1,
+                "index": 0,
+                "tailTokens": 352,
+                "tailTextBlocks": 1,
+                "adjusted": False,
+            },
             "storedWatermark": _U1,
             "writerInFlight": False,
-            "preview": {"outcome": "rebuilt",
-                        "report": {"sections": _SECTIONS_EXAMPLE, "totalTokens": 2620, "overCap": False,
-                                   "hasActivity": True, "shedUnits": []}},
+            "preview": {
+                "outcome": "rebuilt",
+                "report": {
+                    "sections": _SECTIONS_EXAMPLE,
+                    "totalTokens": 2620,
+                    "overCap": False,
+                    "hasActivity": True,
+                    "shedUnits": [],
+                },
+            },
         },
     )
 )
@@ -415,20 +468,45 @@ register(
             "outcome": "rebuilt",
             "revision": 8,
             "message": {
-                "info": {"id": "msg_g0193f2a1c0e00001Q2w3E4r5T", "sessionID": _SID, "role": "user",
-                         "agentID": "main", "time": {"created": 1760000000001}, "agent": "build"},
+                "info": {
+                    "id": "msg_g0193f2a1c0e00001Q2w3E4r5T",
+                    "sessionID": _SID,
+                    "role": "user",
+                    "agentID": "main",
+                    "time": {"created": 1760000000001},
+                    "agent": "build",
+                },
                 "parts": [
-                    {"id": "prt_g0193f2a1c0e00002Q2w3E4r5T", "sessionID": _SID,
-                     "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T", "type": "checkpoint", "checkpointDir": "",
-                     "checkpointNumber": 0, "coveredUpTo": _U1, "digestUpTo": _A1},
-                    {"id": "prt_g0193f2a1c0e00003Q2w3E4r5T", "sessionID": _SID,
-                     "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T", "type": "text", "synthetic": True,
-                     "text": "## Checkpoint\n\nSession memory directory: /home/dev/.local/share/mimocode/memory/"
-                             "sessions/ses_demo/\n\nCurrent checkpoint topic: lexer rewrite. Its content is in "
-                             "the \u201c# Session checkpoint\u201d section below."},
-                    {"id": "prt_g0193f2a1c0e00004Q2w3E4r5T", "sessionID": _SID,
-                     "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T", "type": "text", "synthetic": True,
-                     "text": "The sections below are auto-loaded session context already in this message. …"},
+                    {
+                        "id": "prt_g0193f2a1c0e00002Q2w3E4r5T",
+                        "sessionID": _SID,
+                        "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T",
+                        "type": "checkpoint",
+                        "checkpointDir": "",
+                        "checkpointNumber": 0,
+                        "coveredUpTo": _U1,
+                        "digestUpTo": _A1,
+                    },
+                    {
+                        "id": "prt_g0193f2a1c0e00003Q2w3E4r5T",
+                        "sessionID": _SID,
+                        "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T",
+                        "type": "text",
+                        "synthetic": True,
+                        "text": "## Checkpoint\n\nSession memory directory: "
+                        "/home/dev/.local/share/mimocode/memory/"
+                        "sessions/ses_demo/\n\nCurrent checkpoint topic: lexer rewrite. Its content is in "
+                        "the \u201c# Session checkpoint\u201d section below.",
+                    },
+                    {
+                        "id": "prt_g0193f2a1c0e00004Q2w3E4r5T",
+                        "sessionID": _SID,
+                        "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T",
+                        "type": "text",
+                        "synthetic": True,
+                        "text": "The sections below are auto-loaded session context already in "
+                        "this message. …",
+                    },
                 ],
             },
             "compacted": [{"messageId": _A1, "partId": "prt_a0011", "compactedAt": 1760000009000}],
@@ -436,7 +514,7 @@ register(
             "watermark": _U1,
             "digestUpTo": _A1,
             "statusText": "Context rebuilt: the conversation now continues from the most recent checkpoint. "
-                          "Recent messages were kept; older context is represented by the checkpoint summary.",
+            "Recent messages were kept; older context is represented by the checkpoint summary.",
             "warnings": [],
         },
     )
@@ -454,16 +532,28 @@ register(
         {"sessionId": _SID},
         {
             "revision": 8,
-            "prefix": {"system": ["You are a coding agent."], "tools": [{"name": "read"}],
-                       "hash": "sha256:5d0f7e0b1c3f4a2e9b8d7c6a5f4e3d2c1b0a99887766554433221100ffeeddcc"},
+            "prefix": {
+                "system": ["You are a coding agent."],
+                "tools": [{"name": "read"}],
+                "hash": "sha256:5d0f7e0b1c3f4a2e9b8d7c6a5f4e3d2c1b0a99887766554433221100ffeeddcc",
+            },
             "messages": [
-                {"role": "user", "content": [
-                    {"type": "text", "text": "Summary of previous conversation from checkpoint files:"},
-                    {"type": "text", "text": "## Checkpoint\n\n…"},
-                    {"type": "text", "text": "The sections below are auto-loaded session context already in "
-                                             "this message. …"},
-                    {"type": "text", "text": "<system-reminder>\nSession memory lives in …\n</system-reminder>"},
-                ]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Summary of previous conversation from checkpoint files:"},
+                        {"type": "text", "text": "## Checkpoint\n\n…"},
+                        {
+                            "type": "text",
+                            "text": "The sections below are auto-loaded session context already in "
+                            "this message. …",
+                        },
+                        {
+                            "type": "text",
+                            "text": "<system-reminder>\nSession memory lives in …\n</system-reminder>",
+                        },
+                    ],
+                },
             ],
             "sources": ["msg_g0193f2a1c0e00001Q2w3E4r5T"],
             "estimatedTokens": 2710,
@@ -512,8 +602,14 @@ register(
         "Work-done progress of a rebuild: begin, report (status text changed), end.",
         rb.ProgressParams,
         None,
-        {"token": "mimo-rebuild-08b165b6d24d",
-         "value": {"kind": "begin", "title": "Rebuilding conversation context",
-                   "message": "Preparing conversation context\u2026", "cancellable": False}},
+        {
+            "token": "mimo-rebuild-08b165b6d24d",
+            "value": {
+                "kind": "begin",
+                "title": "Rebuilding conversation context",
+                "message": "Preparing conversation context\u2026",
+                "cancellable": False,
+            },
+        },
     )
 )

@@ -40,22 +40,41 @@ def _msg(mid: str, role: str, t: int, *parts: dict[str, Any], **info: Any) -> di
 
 
 def _tool(call: str, name: str, inp: dict[str, Any], output: str) -> dict[str, Any]:
-    return {"type": "tool", "callID": call, "tool": name,
-            "state": {"status": "completed", "input": inp, "output": output, "title": name, "metadata": {},
-                      "time": {"start": T0, "end": T0}}}
+    return {
+        "type": "tool",
+        "callID": call,
+        "tool": name,
+        "state": {
+            "status": "completed",
+            "input": inp,
+            "output": output,
+            "title": name,
+            "metadata": {},
+            "time": {"start": T0, "end": T0},
+        },
+    }
 
 
 def history(sid: str = SID) -> list[dict[str, Any]]:
     usage = {"input": 185_000, "output": 1_500, "reasoning": 0, "cache": {"read": 0, "write": 0}}
     msgs = [
-        _msg("m01", "user", 0, {"type": "text", "text": "Rewrite the lexer to stream tokens."}, agent="build"),
-        _msg("m02", "assistant", 10, {"type": "text", "text": "Starting with the token type."}, finish="stop"),
+        _msg(
+            "m01", "user", 0, {"type": "text", "text": "Rewrite the lexer to stream tokens."}, agent="build"
+        ),
+        _msg(
+            "m02", "assistant", 10, {"type": "text", "text": "Starting with the token type."}, finish="stop"
+        ),
         _msg("m03", "user", 20, {"type": "text", "text": "Keep the public API stable."}),
-        _msg("m04", "assistant", 30,
-             _tool("c1", "read", {"filePath": "src/lexer.ts"}, "export function lex() {}\n" * 200),
-             _tool("c2", "bash", {"command": "npm test"}, "42 passing"),
-             _tool("c3", "task", {"op": "list"}, "T1 in_progress"),
-             finish="tool-calls", tokens=usage),
+        _msg(
+            "m04",
+            "assistant",
+            30,
+            _tool("c1", "read", {"filePath": "src/lexer.ts"}, "export function lex() {}\n" * 200),
+            _tool("c2", "bash", {"command": "npm test"}, "42 passing"),
+            _tool("c3", "task", {"op": "list"}, "T1 in_progress"),
+            finish="tool-calls",
+            tokens=usage,
+        ),
     ]
     for m in msgs:
         m["info"]["sessionID"] = sid
@@ -69,14 +88,18 @@ def write_memory(root: Path, sid: str) -> None:
     sdir.mkdir(parents=True, exist_ok=True)
     (sdir / "checkpoint.md").write_text(
         "# Session checkpoint\nTopic: streaming lexer\n\n## §1 Active intent\n_what the user wants_\n\n"
-        "Stream tokens lazily from the lexer.\n", encoding="utf-8")
+        "Stream tokens lazily from the lexer.\n",
+        encoding="utf-8",
+    )
     (sdir / "notes.md").write_text("lexer notes\n", encoding="utf-8")
 
 
 MODEL = {"contextWindow": 200_000, "providerId": "anthropic", "modelId": "claude"}
 
 SERVER = ClientServerConfig(
-    server_command=[sys.executable, "-m", "mimo_sidecar"], client_factory=client_factory, server_env=hook_env()
+    server_command=[sys.executable, "-m", "mimo_sidecar"],
+    client_factory=client_factory,
+    server_env=hook_env(),
 )
 
 
@@ -86,7 +109,9 @@ async def rb(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactor
     lsp_client.memory_root = root  # type: ignore[attr-defined]
     caps = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))
     await lsp_client.initialize_session(
-        types.InitializeParams(capabilities=caps, initialization_options={"memoryRoot": str(root), "config": CONFIG})
+        types.InitializeParams(
+            capabilities=caps, initialization_options={"memoryRoot": str(root), "config": CONFIG}
+        )
     )
     yield
     await lsp_client.shutdown_session()
@@ -96,11 +121,21 @@ async def call(client: LanguageClient, method: str, params: dict[str, Any]) -> A
     return await asyncio.wait_for(client.protocol.send_request_async(method, params), 20)
 
 
-async def open_session(client: LanguageClient, sid: str, *, watermark: str | None = "m02", **extra: Any) -> None:
+async def open_session(
+    client: LanguageClient, sid: str, *, watermark: str | None = "m02", **extra: Any
+) -> None:
     write_memory(client.memory_root, sid)  # type: ignore[attr-defined]
-    await call(client, "session/open", {"sessionId": sid, "projectId": "prj", "messages": history(sid),
-                                        "tasks": [{"id": "T1", "status": "in_progress", "summary": "lexer",
-                                                   "created_at": T0}], **extra})
+    await call(
+        client,
+        "session/open",
+        {
+            "sessionId": sid,
+            "projectId": "prj",
+            "messages": history(sid),
+            "tasks": [{"id": "T1", "status": "in_progress", "summary": "lexer", "created_at": T0}],
+            **extra,
+        },
+    )
     if watermark:
         await call(client, "checkpoint/writerStarted", {"sessionId": sid, "watermark": watermark})
         await call(client, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
@@ -119,8 +154,17 @@ async def test_full_cycle_compute_insert_build(rb: LanguageClient):
     assert trig["usageSource"] == "last-finished"
     assert computed["storedWatermark"] == "m02" and computed["preview"]["outcome"] == "rebuilt"
     keys = [s["key"] for s in computed["preview"]["report"]["sections"]]
-    assert keys == ["tasks", "checkpoint", "actors", "recent_user", "project_memory", "global_memory",
-                    "notes", "memory_keys", "activity"]
+    assert keys == [
+        "tasks",
+        "checkpoint",
+        "actors",
+        "recent_user",
+        "project_memory",
+        "global_memory",
+        "notes",
+        "memory_keys",
+        "activity",
+    ]
 
     res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
     assert res["outcome"] == "rebuilt" and res["watermark"] == "m02" and res["digestUpTo"] == "m04"
@@ -192,14 +236,19 @@ async def test_cancel_mid_wait_changes_nothing_and_others_are_served(rb: Languag
     after = await call(rb, "session/get", {"sessionId": sid})
     assert after["revision"] == before["revision"] and after["messageCount"] == before["messageCount"]
     built = await call(rb, "request/build", {"sessionId": sid})
-    assert built["collapsedMessageIds"] == [] and "[Old tool result content cleared]" not in str(built["messages"])
+    assert built["collapsedMessageIds"] == [] and "[Old tool result content cleared]" not in str(
+        built["messages"]
+    )
 
 
 async def test_empty_render_is_insert_failed(rb: LanguageClient):
     sid = "empty"
     root: Path = rb.memory_root  # type: ignore[attr-defined]
-    await call(rb, "sidecar/configure", {"config": {**CONFIG, "checkpoint": {
-        **CONFIG["checkpoint"], "push_caps": {"recent_user": 0}}}})
+    await call(
+        rb,
+        "sidecar/configure",
+        {"config": {**CONFIG, "checkpoint": {**CONFIG["checkpoint"], "push_caps": {"recent_user": 0}}}},
+    )
     try:
         msgs = history(sid)[3:]  # only the assistant tool turn: no user text at all
         await call(rb, "session/open", {"sessionId": sid, "messages": msgs})
@@ -253,15 +302,26 @@ async def test_split_shape_build_pairs_every_call(rb: LanguageClient):
     sid = "split"
     msgs = [
         _msg("u1", "user", 0, {"type": "text", "text": "list the files"}),
-        _msg("a1", "assistant", 10, {"type": "tool_use", "id": "toolu_1", "name": "glob", "input": {"p": "*"}},
-             {"type": "tool_use", "id": "toolu_2", "name": "read", "input": {"p": "a"}}, finish="tool-calls"),
+        _msg(
+            "a1",
+            "assistant",
+            10,
+            {"type": "tool_use", "id": "toolu_1", "name": "glob", "input": {"p": "*"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "read", "input": {"p": "a"}},
+            finish="tool-calls",
+        ),
         _msg("u2", "user", 20, {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a\nb"}),
         _msg("u3", "user", 30, {"type": "tool_result", "tool_use_id": "toolu_404", "content": "orphan"}),
     ]
     await call(rb, "session/open", {"sessionId": sid, "messages": copy.deepcopy(msgs)})
     built = await call(rb, "request/build", {"sessionId": sid, "memoryReminder": False})
-    calls = [c["toolCallId"] for m in built["messages"] if m["role"] == "assistant"
-             for c in m["content"] if c["type"] == "tool-call"]
+    calls = [
+        c["toolCallId"]
+        for m in built["messages"]
+        if m["role"] == "assistant"
+        for c in m["content"]
+        if c["type"] == "tool-call"
+    ]
     results = [c["toolCallId"] for m in built["messages"] if m["role"] == "tool" for c in m["content"]]
     assert sorted(calls) == sorted(results) == ["toolu_1", "toolu_2"]  # orphan dropped, missing synthesized
     computed = await call(rb, "rebuild/compute", {"sessionId": sid, "preview": False})

@@ -48,7 +48,9 @@ def memory(tmp_path) -> MemoryRoot:
     root = tmp_path / "memory"
     sdir = root / "sessions" / SID
     sdir.mkdir(parents=True)
-    (sdir / "checkpoint.md").write_text("# Session checkpoint\nTopic: lexer rewrite\n\n## §1 Active intent\n\nFix the lexer.\n")
+    (sdir / "checkpoint.md").write_text(
+        "# Session checkpoint\nTopic: lexer rewrite\n\n## §1 Active intent\n\nFix the lexer.\n"
+    )
     return MemoryRoot(str(root))
 
 
@@ -68,7 +70,9 @@ def test_compute_overflow_and_recover_once(memory):
     assert first.preview_outcome == "rebuilt" and first.preview is not None and first.preview.has_activity
     assert s.revision == 1  # compute changes nothing
 
-    done = engine.insert(s, memory, RebuildConfig(), watermark="m02", reason="auto", now_ms=T0 + 200, minter=IdMinter())
+    done = engine.insert(
+        s, memory, RebuildConfig(), watermark="m02", reason="auto", now_ms=T0 + 200, minter=IdMinter()
+    )
     assert done.outcome == "rebuilt"
     second = engine.compute(s, memory, RebuildConfig(), model=MODEL, now_ms=T0 + 300)
     # The same usage record (m05's) was already recovered by the boundary: never a second rebuild.
@@ -78,7 +82,9 @@ def test_compute_overflow_and_recover_once(memory):
 def test_insert_builds_boundary_and_compacts(memory):
     s = _stored(_open(_history()), "m02")
     before = s.revision
-    res = engine.insert(s, memory, RebuildConfig(), watermark="m02", reason="auto", now_ms=T0 + 500, minter=IdMinter())
+    res = engine.insert(
+        s, memory, RebuildConfig(), watermark="m02", reason="auto", now_ms=T0 + 500, minter=IdMinter()
+    )
     assert res.outcome == "rebuilt" and s.revision == before + 1 and len(s) == 6
     info, parts = res.message["info"], res.message["parts"]
     assert info["role"] == "user" and info["time"]["created"] == T0 + 11  # watermark + 1 ms
@@ -89,7 +95,9 @@ def test_insert_builds_boundary_and_compacts(memory):
     assert {(m.message_id, m.compacted_at) for m in res.compacted} == {("m04", T0 + 500)}
     assert len(res.compacted) == 2  # read and bash; the actor result is never compacted
     stored = s.get("m04").parts
-    assert stored[0]["state"]["time"]["compacted"] == T0 + 500 and "compacted" not in stored[2]["state"]["time"]
+    assert (
+        stored[0]["state"]["time"]["compacted"] == T0 + 500 and "compacted" not in stored[2]["state"]["time"]
+    )
 
 
 def test_insert_gates_change_nothing(memory, tmp_path):
@@ -99,7 +107,9 @@ def test_insert_gates_change_nothing(memory, tmp_path):
     s.watermark = "m02"
     assert engine.insert_gate(s, memory, RebuildConfig(), "explore-1") == "not-main-agent"
     assert engine.insert_gate(s, memory, RebuildConfig(checkpoint_disabled=True), "main") == "checkpoint-off"
-    assert engine.insert_gate(s, memory, RebuildConfig(memory_disable_write=True), "main") == "memory-write-off"
+    assert (
+        engine.insert_gate(s, memory, RebuildConfig(memory_disable_write=True), "main") == "memory-write-off"
+    )
     empty_root = MemoryRoot(str(tmp_path))
     assert engine.insert_gate(s, empty_root, RebuildConfig(), "main") == "no-checkpoint"
     assert engine.insert_gate(s, memory, RebuildConfig(), "main") is None
@@ -125,7 +135,9 @@ def test_manual_rebuild_digests_the_whole_idle_tail(memory):
     msgs = _history()
     msgs.append(assistant("m06", text("sub-agent work"), agent_id="explore-1", created=T0 + 50))
     s = _stored(_open(msgs), "m02")
-    res = engine.insert(s, memory, RebuildConfig(), watermark="m02", reason="manual", now_ms=T0 + 99, minter=IdMinter())
+    res = engine.insert(
+        s, memory, RebuildConfig(), watermark="m02", reason="manual", now_ms=T0 + 99, minter=IdMinter()
+    )
     assert res.digest_up_to == "m05"  # newest main-slice message; the sub-agent never counts
     body = res.message["parts"][2]["text"]
     assert "- assistant: tests pass" in body and "sub-agent work" not in body
@@ -135,7 +147,9 @@ def test_build_before_and_after_rebuild(memory):
     s = _stored(_open(_history()), "m02")
     before = engine.build(s, memory, RebuildConfig(), now_ms=T0 + 1)
     assert before.request.sources[0] == "m01"
-    engine.insert(s, memory, RebuildConfig(), watermark="m02", reason="manual", now_ms=T0 + 2, minter=IdMinter())
+    engine.insert(
+        s, memory, RebuildConfig(), watermark="m02", reason="manual", now_ms=T0 + 2, minter=IdMinter()
+    )
     after = engine.build(s, memory, RebuildConfig(), now_ms=T0 + 3)
     first = after.request.messages[0]
     assert first["role"] == "user" and first["content"][0]["text"] == texts.CHECKPOINT_LABEL

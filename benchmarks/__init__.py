@@ -1,0 +1,1 @@
+"""Benchmarks: a seeded session generator, a minimal stdio JSON-RPC client and the runner."""

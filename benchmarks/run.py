@@ -1,0 +1,597 @@
+"""Benchmark runner: the core in process and the real sidecar over stdio, on generated sessions.
+
+    .venv/bin/python benchmarks/run.py [--sizes 500,5000,20000] [--quick] [--reps N]
+                                       [--out benchmarks/results/latest.json]
+
+For each size it generates an inline session of that many messages (about 10 KB of JSON per
+message) and a memory root, then measures:
+
+- the JSON floor: orjson and stdlib json parse/serialize of the `session/open` payload;
+- the core in process: ingest (`Session.apply(batch_from_messages(...))`), one streamed part
+  (`session.apply` of one part upsert) followed by the watermark computation;
+- a fresh sidecar process over stdio: spawn + `initialize`, `session/open` of the whole session,
+  `session/sync` of one part followed by `rebuild/compute`, `rebuild/compute` with preview,
+  `rebuild/insert` (writer already settled), `request/build` after the rebuild and over the whole
+  un-rebuilt view, and the process's peak RSS.
+
+Round trips are timed from the first byte written to the parsed response (the client's own
+encoding is done beforehand). Methods the sidecar does not implement yet (-32601) are reported
+as "n/a (method missing)". Timings are medians and 95th percentiles over the repetitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shlex
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.generator import IdMint, generate_memory_root, generate_session  # noqa: E402
+from benchmarks.rpcclient import Prepared, RpcClient, RpcClosed, RpcError, RpcTimeout, peak_rss_bytes  # noqa: E402
+from mimo_sidecar.core.session import PartUpsert, Session, SyncBatch, batch_from_messages  # noqa: E402
+from mimo_sidecar.core.watermark import watermark_for  # noqa: E402
+
+Json = dict[str, Any]
+MB = 1_000_000
+MISSING = "n/a (method missing)"
+SEED = 20260504
+SYNC_BATCH = 500  # messages per session/sync in the bulk-sync measurement
+
+
+# -- timing ------------------------------------------------------------------------------------------
+class Timer:
+    """`with Timer() as t: ...` then `t.ms`; `Timer.repeat(fn, reps, budget_s)` collects samples."""
+
+    def __enter__(self) -> Timer:
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.ms = (time.perf_counter() - self.start) * 1000
+
+    @staticmethod
+    def repeat(fn: Callable[[], Any], reps: int, budget_s: float = 20.0, min_reps: int = 1) -> list[float]:
+        """Run `fn` up to `reps` times, stopping early once `budget_s` is spent (after `min_reps`)."""
+        samples: list[float] = []
+        deadline = time.monotonic() + budget_s
+        while len(samples) < reps and (len(samples) < min_reps or time.monotonic() < deadline):
+            with Timer() as t:
+                fn()
+            samples.append(t.ms)
+        return samples
+
+
+def summary(samples: list[float], **extra: Any) -> Json:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, max(0, round(0.95 * len(ordered)) - 1))]
+    return {
+        "median_ms": round(statistics.median(ordered), 3),
+        "p95_ms": round(p95, 3),
+        "min_ms": round(ordered[0], 3),
+        "n": len(ordered),
+        **extra,
+    }
+
+
+def throughput(s: Json, nbytes: int, messages: int | None = None) -> Json:
+    seconds = s["median_ms"] / 1000
+    s["mb_per_s"] = round(nbytes / MB / seconds, 1) if seconds else None
+    if messages is not None:
+        s["messages_per_s"] = round(messages / seconds) if seconds else None
+    return s
+
+
+# -- workload ----------------------------------------------------------------------------------------
+class Workload:
+    """One generated session, its memory root and the payloads sent for it."""
+
+    def __init__(self, n: int, tmp: Path) -> None:
+        with Timer() as t:
+            self.data = generate_session(n, SEED)
+        self.generate_ms = t.ms
+        self.n = n
+        self.sid = self.data["sessionId"]
+        self.memory_root = tmp / f"memory-{n}"
+        generate_memory_root(self.memory_root, self.sid, self.data["projectId"], SEED)
+        self.open_params = {
+            "sessionId": self.sid,
+            "projectId": self.data["projectId"],
+            "messages": self.data["messages"],
+            "tasks": self.data["tasks"],
+            "actors": self.data["actors"],
+        }
+        self.open_json = orjson.dumps(self.open_params)
+        self.stream = PartStream(self.data)
+
+    @property
+    def model(self) -> Json:
+        m = self.data["model"]
+        return {
+            "contextWindow": m["contextWindow"],
+            "maxOutputTokens": m["maxOutputTokens"],
+            "providerId": m["providerId"],
+            "modelId": m["modelId"],
+        }
+
+    @property
+    def usage(self) -> Json:
+        last = [
+            m
+            for m in self.data["messages"]
+            if m["info"]["role"] == "assistant" and "agentID" not in m["info"] and "tokens" in m["info"]
+        ]
+        t = last[-1]["info"]["tokens"]
+        return {k: t[k] for k in ("total", "input", "output", "reasoning", "cache")}
+
+    def compute_params(self, preview: bool = False) -> Json:
+        """`rebuild/compute` with the last step's usage and the model (preview defaults to on)."""
+        return {"sessionId": self.sid, "usage": self.usage, "model": self.model, "preview": preview}
+
+    def describe(self) -> Json:
+        return {
+            "messages": self.n,
+            "json_bytes": len(self.open_json),
+            "generate_ms": round(self.generate_ms, 1),
+            "shape": "inline",
+            "seed": SEED,
+        }
+
+
+class PartStream:
+    """A text part streaming into the newest main-slice assistant message: each `next()` is the
+    same part (same ID) with a little more text, as a host sends it token by token."""
+
+    def __init__(self, data: Json) -> None:
+        msg = [
+            m for m in data["messages"] if m["info"]["role"] == "assistant" and "agentID" not in m["info"]
+        ][-1]
+        self.message_id = msg["info"]["id"]
+        ts = data["messages"][-1]["info"]["time"]["created"] + 1
+        self.part = {
+            "id": IdMint(random.Random(1)).ascending("prt", ts),
+            "sessionID": data["sessionId"],
+            "messageID": self.message_id,
+            "type": "text",
+            "text": "",
+        }
+        self.words = "The failing case is the empty file, so I will add a guard before slicing. ".split()
+        self.k = 0
+
+    def next(self) -> Json:
+        self.k += 1
+        text = " ".join(self.words[i % len(self.words)] for i in range(self.k * 6))
+        return {**self.part, "text": text}
+
+
+# -- in process ----------------------------------------------------------------------------------------
+def json_floor(w: Workload, reps: int) -> Json:
+    blob, obj, size = w.open_json, w.open_params, len(w.open_json)
+    cases = {
+        "orjson_parse": lambda: orjson.loads(blob),
+        "orjson_serialize": lambda: orjson.dumps(obj),
+        "stdlib_parse": lambda: json.loads(blob),
+        "stdlib_serialize": lambda: json.dumps(obj).encode(),  # as pygls: ensure_ascii escaping
+    }
+    return {
+        name: throughput(summary(Timer.repeat(fn, reps, budget_s=15)), size) for name, fn in cases.items()
+    }
+
+
+def ingest(messages: list[Json], w: Workload) -> Session:
+    session = Session(w.sid, w.data["projectId"])
+    session.apply(batch_from_messages(messages))
+    return session
+
+
+def in_process(w: Workload, reps: int) -> Json:
+    size, n = len(w.open_json), w.n
+    out: Json = {
+        "ingest": throughput(summary(Timer.repeat(lambda: ingest(w.data["messages"], w), reps, 20)), size, n),
+        "parse_and_ingest": throughput(
+            summary(Timer.repeat(lambda: ingest(orjson.loads(w.open_json)["messages"], w), reps, 20)), size, n
+        ),
+    }
+    session = ingest(w.data["messages"], w)
+    stream = PartStream(w.data)
+    update_ms, watermark_ms, both_ms = [], [], []
+    for _ in range(max(reps, 20)):
+        batch = SyncBatch(upsert_parts=[PartUpsert(stream.message_id, stream.next())])
+        with Timer() as t1:
+            session.apply(batch)
+        with Timer() as t2:
+            watermark_for(session.view())
+        update_ms.append(t1.ms)
+        watermark_ms.append(t2.ms)
+        both_ms.append(t1.ms + t2.ms)
+    out["part_update"] = summary(update_ms)
+    out["watermark"] = summary(watermark_ms)
+    out["part_update_then_watermark"] = summary(both_ms)
+    return out
+
+
+# -- over stdio ----------------------------------------------------------------------------------------
+class Unavailable(Exception):
+    """A step that cannot be measured; its text goes into the results."""
+
+
+SIDECAR_COMMAND = [sys.executable, "-m", "mimo_sidecar"]
+
+
+@contextmanager
+def sidecar(log_path: Path) -> Iterator[RpcClient]:
+    client = RpcClient(SIDECAR_COMMAND, stderr_path=log_path, cwd=ROOT, timeout=600)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def rpc(
+    client: RpcClient, method: str, params: Any = None, *, params_json: bytes | None = None
+) -> tuple[Any, float, int]:
+    """One timed round trip: (result, milliseconds, response bytes)."""
+    prepared: Prepared = client.prepare(method, params, params_json=params_json)
+    try:
+        with Timer() as t:
+            response = client.send(prepared)
+    except RpcError as exc:
+        raise Unavailable(
+            MISSING if exc.method_missing else f"error {exc.code}: {exc.message[:160]}"
+        ) from exc
+    return response.result, t.ms, response.size
+
+
+def step(results: Json, name: str, fn: Callable[[], Json]) -> None:
+    """Run one measurement; a missing method or a failure becomes a status string, not a crash."""
+    try:
+        results[name] = fn()
+    except Unavailable as exc:
+        results[name] = {"status": str(exc)}
+    except (RpcTimeout, RpcClosed) as exc:
+        results[name] = {"status": f"failed: {exc}"}
+        raise
+
+
+def repeat_rpc(client: RpcClient, method: str, params: Json, reps: int, budget_s: float = 20) -> Json:
+    samples, sizes = [], []
+    deadline = time.monotonic() + budget_s
+    while len(samples) < reps and (not samples or time.monotonic() < deadline):
+        _, ms, size = rpc(client, method, params)
+        samples.append(ms)
+        sizes.append(size)
+    return summary(samples, response_bytes=int(statistics.median(sizes)))
+
+
+def stdio(w: Workload, reps: int, log_dir: Path) -> Json:
+    res: Json = {}
+    started = time.perf_counter()
+    with sidecar(log_dir / f"sidecar-{w.n}.log") as client:
+        init = {"memoryRoot": str(w.memory_root), "config": {}}
+        rpc(
+            client,
+            "initialize",
+            {"processId": os.getpid(), "capabilities": {}, "initializationOptions": init},
+        )
+        res["spawn_initialize"] = summary([(time.perf_counter() - started) * 1000])
+        client.notify("initialized", {})
+        marks: dict[str, int | None] = {}
+        try:
+            run_stdio_steps(client, w, reps, res, marks)
+        except (RpcTimeout, RpcClosed):
+            pass
+        finally:
+            res["rss"] = rss_figures(client.pid, len(w.open_json), marks)
+    return res
+
+
+def run_stdio_steps(
+    client: RpcClient, w: Workload, reps: int, res: Json, marks: dict[str, int | None]
+) -> None:
+    """The host's cycle on one session, then the whole-view build on a freshly reopened copy.
+
+    `marks` records VmHWM after the open and after the cycle: the cycle's peak is the RSS figure;
+    the whole-view build (a response as large as the session) only shows in the overall peak.
+    """
+    sid = w.sid
+    build = {"sessionId": sid, "collapseTail": True}
+    step(res, "session_open", lambda: open_session(client, w, max(1, reps // 10)))
+    step(res, "session_sync_bulk", lambda: sync_bulk(client, w))
+    marks["after_open"] = peak_rss_bytes(client.pid).get("VmHWM")
+    step(res, "sync_part", lambda: sync_only(client, w, reps))
+    step(res, "sync_part_then_compute", lambda: sync_then_compute(client, w, reps))
+    step(
+        res,
+        "compute_preview",
+        lambda: repeat_rpc(client, "rebuild/compute", w.compute_params(preview=True), reps),
+    )
+    step(res, "insert", lambda: insert_cycles(client, w, max(3, reps // 5)))
+    step(res, "build_after_rebuild", lambda: build_after_rebuild(client, build, reps))
+    marks["after_cycle"] = peak_rss_bytes(client.pid).get("VmHWM")
+    step(res, "build_full_view", lambda: build_full_view(client, w, build, max(3, reps // 10)))
+
+
+def open_session(client: RpcClient, w: Workload, reps: int) -> Json:
+    """`session/open` of the whole session; re-opens go through `session/close` first."""
+    samples = []
+    for i in range(reps):
+        if i:
+            rpc(client, "session/close", {"sessionId": w.sid})
+        _, ms, _ = rpc(client, "session/open", params_json=w.open_json)
+        samples.append(ms)
+    return throughput(summary(samples), len(w.open_json), w.n)
+
+
+def sync_bulk(client: RpcClient, w: Workload, batch: int = SYNC_BATCH) -> Json:
+    """Reopen the session empty, then send its history with `session/sync` in batches."""
+    msgs = w.data["messages"]
+    bodies = [
+        orjson.dumps({"sessionId": w.sid, "upsertMessages": msgs[i : i + batch]})
+        for i in range(0, len(msgs), batch)
+    ]
+    rpc(client, "session/close", {"sessionId": w.sid})
+    rpc(client, "session/open", {k: v for k, v in w.open_params.items() if k != "messages"})
+    total = sum(rpc(client, "session/sync", params_json=body)[1] for body in bodies)
+    return throughput(summary([total], batches=len(bodies)), sum(map(len, bodies)), w.n)
+
+
+def sync_part(client: RpcClient, w: Workload) -> float:
+    part = w.stream.next()
+    _, ms, _ = rpc(
+        client,
+        "session/sync",
+        {"sessionId": w.sid, "upsertParts": [{"messageId": w.stream.message_id, "part": part}]},
+    )
+    return ms
+
+
+def sync_only(client: RpcClient, w: Workload, reps: int) -> Json:
+    return summary([sync_part(client, w) for _ in range(reps)])
+
+
+def sync_then_compute(client: RpcClient, w: Workload, reps: int) -> Json:
+    """One streamed part, then `rebuild/compute` (no preview): the per-step cost for a host."""
+    compute_ms, total_ms = [], []
+    for _ in range(reps):
+        t1 = sync_part(client, w)
+        _, t2, _ = rpc(client, "rebuild/compute", w.compute_params())
+        compute_ms.append(t2)
+        total_ms.append(t1 + t2)
+    return {**summary(total_ms), "compute": summary(compute_ms)}
+
+
+def insert_cycles(client: RpcClient, w: Workload, reps: int) -> Json:
+    """Each cycle: compute the watermark, a writer starts and succeeds, then the timed insert."""
+    samples, outcomes = [], []
+    for _ in range(reps):
+        result, _, _ = rpc(client, "rebuild/compute", w.compute_params())
+        watermark = (result or {}).get("watermark") or {}
+        if not watermark.get("messageId"):
+            break
+        rpc(client, "checkpoint/writerStarted", {"sessionId": w.sid, "watermark": watermark["messageId"]})
+        rpc(client, "checkpoint/writerFinished", {"sessionId": w.sid, "outcome": "success"})
+        result, ms, _ = rpc(client, "rebuild/insert", {"sessionId": w.sid, "reason": "auto"})
+        samples.append(ms)
+        outcomes.append((result or {}).get("outcome"))
+    if not samples:
+        raise Unavailable("no watermark from rebuild/compute")
+    return {**summary(samples), "first_ms": round(samples[0], 3), "outcomes": sorted(set(map(str, outcomes)))}
+
+
+def build_after_rebuild(client: RpcClient, build: Json, reps: int) -> Json:
+    s = repeat_rpc(client, "request/build", build, reps)
+    result, _, _ = rpc(client, "request/build", build)
+    s["messages"] = len((result or {}).get("messages") or [])
+    s["estimated_tokens"] = (result or {}).get("estimatedTokens")
+    # The JSON layer alone for this response: serialize once and parse once with orjson.
+    s["json_floor_ms"] = round(min(Timer.repeat(lambda: orjson.loads(orjson.dumps(result)), 5)), 3)
+    s["beyond_json_ms"] = round(s["median_ms"] - s["json_floor_ms"], 3)
+    return s
+
+
+def build_full_view(client: RpcClient, w: Workload, build: Json, reps: int) -> Json:
+    """`request/build` before any rebuild: the whole session goes out (reopened fresh first)."""
+    rpc(client, "session/close", {"sessionId": w.sid})
+    rpc(client, "session/open", params_json=w.open_json)
+    return repeat_rpc(client, "request/build", build, reps, budget_s=15)
+
+
+def rss_figures(pid: int, json_bytes: int, marks: dict[str, int | None]) -> Json:
+    overall = peak_rss_bytes(pid).get("VmHWM")
+    peak = marks.get("after_cycle") or overall
+    limit = 3 * json_bytes + 80 * 2**20
+    return {
+        "peak_bytes": peak,  # open + sync + compute + insert + build after the rebuild
+        "after_open_bytes": marks.get("after_open"),
+        "overall_peak_bytes": overall,  # also the whole-view request/build
+        "json_bytes": json_bytes,
+        "ratio_to_json": round(peak / json_bytes, 2) if peak else None,
+        "target_bytes": limit,
+        "within_target": peak <= limit if peak else None,
+    }
+
+
+# -- report ------------------------------------------------------------------------------------------
+def machine() -> Json:
+    info: Json = {
+        "cpu_count": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "orjson": orjson.__version__,
+    }
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                info["cpu"] = line.split(":", 1)[1].strip()
+                break
+        mem = Path("/proc/meminfo").read_text().split("\n", 1)[0]
+        info["mem_total_bytes"] = int(mem.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        from importlib.metadata import version
+
+        info["pygls"] = version("pygls")
+    except Exception:  # noqa: BLE001 - informational only
+        pass
+    return info
+
+
+def ms(value: float) -> str:
+    return f"{value:.3g} ms" if value < 10 else f"{value:.0f} ms"
+
+
+def cell(entry: Any, kind: str) -> str:
+    if isinstance(entry, int) and kind == "mib":
+        return f"{entry / 2**20:.0f} MiB"
+    if isinstance(entry, (int, float)) and kind == "num_ms":
+        return ms(entry)
+    if not isinstance(entry, dict):
+        return "—"
+    if "status" in entry:
+        return entry["status"]
+    if kind == "ms":
+        out = f"{ms(entry['median_ms'])} (p95 {ms(entry['p95_ms'])})"
+        size = entry.get("response_bytes", 0)
+        return out + (f", {size / MB:.2f} MB out" if size > 10_000 else "")
+    if kind == "mbs":
+        out = f"{ms(entry['median_ms'])}, {entry['mb_per_s']} MB/s"
+        return out + (f", {entry['messages_per_s']:,} msg/s" if entry.get("messages_per_s") else "")
+    if kind == "rss":
+        if not entry.get("peak_bytes"):
+            return "—"
+        return (
+            f"{entry['peak_bytes'] / 2**20:.0f} MiB = {entry['ratio_to_json']}x JSON "
+            f"(target {entry['target_bytes'] / 2**20:.0f} MiB)"
+        )
+    return str(entry)
+
+
+ROWS = [
+    ("session JSON", ("session", "json_bytes"), "bytes"),
+    ("JSON floor: orjson parse", ("inprocess", "json_floor", "orjson_parse"), "mbs"),
+    ("JSON floor: orjson serialize", ("inprocess", "json_floor", "orjson_serialize"), "mbs"),
+    ("JSON floor: stdlib parse", ("inprocess", "json_floor", "stdlib_parse"), "mbs"),
+    ("JSON floor: stdlib serialize", ("inprocess", "json_floor", "stdlib_serialize"), "mbs"),
+    ("core: ingest (apply)", ("inprocess", "core", "ingest"), "mbs"),
+    ("core: parse + ingest", ("inprocess", "core", "parse_and_ingest"), "mbs"),
+    ("core: 1 part update", ("inprocess", "core", "part_update"), "ms"),
+    ("core: watermark after update", ("inprocess", "core", "watermark"), "ms"),
+    ("core: update + watermark", ("inprocess", "core", "part_update_then_watermark"), "ms"),
+    ("stdio: spawn + initialize", ("stdio", "spawn_initialize"), "ms"),
+    ("stdio: session/open", ("stdio", "session_open"), "mbs"),
+    ("stdio: session/sync, 500-message batches", ("stdio", "session_sync_bulk"), "mbs"),
+    ("stdio: session/sync 1 part", ("stdio", "sync_part"), "ms"),
+    ("stdio: sync 1 part + compute", ("stdio", "sync_part_then_compute"), "ms"),
+    ("stdio: rebuild/compute preview", ("stdio", "compute_preview"), "ms"),
+    ("stdio: rebuild/insert", ("stdio", "insert"), "ms"),
+    ("stdio: request/build after rebuild", ("stdio", "build_after_rebuild"), "ms"),
+    ("  … beyond its JSON floor", ("stdio", "build_after_rebuild", "beyond_json_ms"), "num_ms"),
+    ("stdio: request/build, whole session", ("stdio", "build_full_view"), "ms"),
+    ("stdio: RSS after open", ("stdio", "rss", "after_open_bytes"), "mib"),
+    ("stdio: peak RSS (host cycle)", ("stdio", "rss"), "rss"),
+    ("stdio: peak RSS incl. whole-session build", ("stdio", "rss", "overall_peak_bytes"), "mib"),
+]
+
+
+def lookup(entry: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        entry = entry.get(key) if isinstance(entry, dict) else None
+    return entry
+
+
+def table(results: Json) -> str:
+    sizes = list(results["sizes"])
+    rows = [["", *[f"{int(s):,} messages" for s in sizes]]]
+    for label, path, kind in ROWS:
+        values = []
+        for s in sizes:
+            entry = lookup(results["sizes"][s], path)
+            values.append(f"{entry / MB:.1f} MB" if kind == "bytes" and entry else cell(entry, kind))
+        rows.append([label, *values])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [" | ".join(c.ljust(wd) for c, wd in zip(r, widths, strict=True)) for r in rows]
+    lines.insert(1, "-+-".join("-" * wd for wd in widths))
+    return "\n".join(lines)
+
+
+def log(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def run_size(n: int, reps: int, tmp: Path, skip_stdio: bool) -> Json:
+    log(f"[{n}] generating…")
+    w = Workload(n, tmp)
+    entry: Json = {"session": w.describe()}
+    log(f"[{n}] {len(w.open_json) / MB:.1f} MB; JSON floor and core in process…")
+    entry["inprocess"] = {
+        "json_floor": json_floor(w, max(3, reps // 5)),
+        "core": in_process(w, max(3, reps // 5)),
+    }
+    if not skip_stdio:
+        log(f"[{n}] over stdio…")
+        entry["stdio"] = stdio(w, reps, tmp)
+    return entry
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="Benchmark the sidecar (see benchmarks/run.py's docstring).")
+    ap.add_argument("--sizes", default=None, help="comma-separated message counts (default 500,5000,20000)")
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions; default sizes 500,5000")
+    ap.add_argument(
+        "--reps", type=int, default=None, help="repetitions of the cheap calls (default 30, quick 8)"
+    )
+    ap.add_argument("--no-stdio", action="store_true", help="in-process figures only")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "latest.json"))
+    ap.add_argument(
+        "--sidecar", help="command that starts the sidecar (default: this Python -m mimo_sidecar)"
+    )
+    args = ap.parse_args(argv)
+    if args.sidecar:
+        SIDECAR_COMMAND[:] = shlex.split(args.sidecar)
+    sizes = [int(s) for s in (args.sizes or ("500,5000" if args.quick else "500,5000,20000")).split(",")]
+    reps = args.reps or (8 if args.quick else 30)
+    tmp = Path(tempfile.mkdtemp(prefix="mimo-bench-"))
+    results: Json = {
+        "machine": machine(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "args": {"sizes": sizes, "reps": reps, "quick": args.quick},
+        "sizes": {},
+    }
+    try:
+        for n in sizes:
+            results["sizes"][str(n)] = run_size(n, reps, tmp, args.no_stdio)
+    finally:
+        logs = {p.name: p.read_text(errors="replace")[-4000:] for p in tmp.glob("sidecar-*.log")}
+        shutil.rmtree(tmp, ignore_errors=True)
+    results["sidecar_log_tails"] = logs
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(orjson.dumps(results, option=orjson.OPT_INDENT_2) + b"\n")
+    m = results["machine"]
+    sys.stdout.write(
+        f"mimo-sidecar benchmarks — {m['cpu_count']} CPUs, Python {m['python']}, {m.get('cpu', '')}\n\n"
+    )
+    sys.stdout.write(table(results) + f"\n\nfigures: {out}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
