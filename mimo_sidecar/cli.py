@@ -8,7 +8,9 @@ pygls is imported only after parsing, so `--version` is quick.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import logging
+import os
 import sys
 import threading
 
@@ -67,7 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.client_process_id:
         server.parent_watcher.watch(args.client_process_id, "--clientProcessId")
     logger.info("mimo-sidecar %s serving on stdio", __version__)
+    profile_path = os.environ.get("MIMO_SIDECAR_PROFILE")  # developers: cProfile stats of the run
+    profiler = cProfile.Profile() if profile_path else None
+    if profiler is not None:
+        profiler.enable()
     server.start_io(rpc_in, rpc_out)
+    if profiler is not None and profile_path:
+        profiler.disable()
+        profiler.dump_stats(profile_path)
     code = server.exit_code
     logger.info("exiting with code %d (%s)", code, server.stop_reason or "stopped")
     # Threads still running a handler (asyncio.to_thread) would delay interpreter exit: bound it.

@@ -34,7 +34,7 @@ from .ids import IdMinter
 from .jstext import JS_WS_CLASS, js_trim
 from .memory_files import MemoryRoot
 from .message import Json, Message
-from .shapes import MESSAGE_LEVEL_RESULT, is_carrier, logical_calls
+from .shapes import MESSAGE_LEVEL_RESULT, is_carrier, logical_calls, tool_results, tool_uses
 
 MAIN_AGENT = "main"
 
@@ -281,15 +281,43 @@ def _result_holder_index(carrier: Message, part_index: int) -> int | None:
     return next((i for i, p in enumerate(carrier.parts) if p.get("type") == "text"), None)
 
 
+def _issuer_window(messages: Sequence[Message], first_later: int) -> int | None:
+    """Where to start resolving the split results held at or after `first_later`: far enough back
+    to include the assistant message issuing each of them (normally just before its carrier).
+    None when those messages hold no split result at all (always, on inline data)."""
+    needed = {
+        r.call_id
+        for m in messages[first_later:]
+        for r in tool_results(m)
+        if not _is_inline_result(m, r.part_index)
+    }
+    if not needed:
+        return None
+    start = first_later
+    needed -= {u.call_id for m in messages[start:] for u in tool_uses(m)}
+    while needed and start > 0:
+        start -= 1
+        needed -= {u.call_id for u in tool_uses(messages[start])}
+    return start
+
+
+def _is_inline_result(message: Message, part_index: int) -> bool:
+    return part_index >= 0 and message.parts[part_index].get("type") == "tool"
+
+
 def _compact_split(
     messages: Sequence[Message],
+    first_later: int,
     later: Callable[[Message], bool],
     names: Mapping[str, str],
     now_ms: int,
     on_change: OnChange | None,
 ) -> list[CompactMark]:
+    start = _issuer_window(messages, first_later)
+    if start is None:
+        return []
     marks: list[CompactMark] = []
-    for call in logical_calls(messages).values():
+    for call in logical_calls(messages[start:]).values():
         carrier, result = call.carrier, call.result
         if carrier is None or result is None or call.inline or not later(carrier):
             continue
@@ -318,6 +346,8 @@ def microcompact(
 ) -> list[CompactMark]:
     """Mark completed COMPACTABLE results held by messages created strictly after `boundary_time`.
 
+    `messages_all_slices` must be in listing order (by `time.created`), as `Session.messages()`.
+
     `boundary_time` None → nothing is marked (never fall back to 0); the caller reports a warning.
     """
     if boundary_time is None:
@@ -327,12 +357,17 @@ def microcompact(
     def later(m: Message) -> bool:
         return m.id != boundary_id and m.created > boundary_time
 
+    # Messages come in listing order, which is by `time.created`: the ones created after the
+    # boundary time are a suffix, so only the tail is visited, not the whole session.
+    first_later = len(messages_all_slices)
+    while first_later > 0 and messages_all_slices[first_later - 1].created > boundary_time:
+        first_later -= 1
     marks: list[CompactMark] = []
-    for message in messages_all_slices:
+    for message in messages_all_slices[first_later:]:
         if not later(message):
             continue
         for index, part in enumerate(message.parts):
             if _inline_candidate(part, names):
                 marks.append(_compact_inline(message, index, now_ms, on_change))
-    marks += _compact_split(messages_all_slices, later, names, now_ms, on_change)
+    marks += _compact_split(messages_all_slices, first_later, later, names, now_ms, on_change)
     return marks

@@ -8,7 +8,7 @@ Pure and synchronous. Waiting for a checkpoint writer is the RPC layer's job: it
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +23,14 @@ from .message import Json, Message
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
 from .session import MAIN_AGENT, Session
-from .trigger import BudgetWarnings, is_overflow, overflow_count, usable_tokens, usage_recovered
+from .trigger import (
+    BudgetWarnings,
+    is_overflow,
+    last_finished,
+    overflow_count,
+    usable_tokens,
+    usage_recovered,
+)
 from .watermark import WatermarkResult, watermark_for
 
 DEFAULT_MAX_OUTPUT_TOKENS = 32_000
@@ -92,14 +99,6 @@ class BuildResult:
 
 
 # -- trigger and watermark (§4, §5) ------------------------------------------------------------
-def last_finished(msgs: list[Message]) -> Message | None:
-    """The newest assistant message with a truthy `finish` (§4.3)."""
-    for m in reversed(msgs):
-        if m.role == "assistant" and m.finish:
-            return m
-    return None
-
-
 def decide_trigger(
     session: Session,
     config: RebuildConfig,
@@ -107,8 +106,9 @@ def decide_trigger(
     usage: Json | None,
     agent_id: str,
     warn_cache: BudgetWarnings | None = None,
+    view: Sequence[Message] | None = None,
 ) -> TriggerDecision:
-    msgs = session.view(agent_id)
+    msgs = view if view is not None else session.view(agent_id)
     finished = last_finished(msgs)
     source = "request"
     if usage is None:
@@ -125,7 +125,7 @@ def decide_trigger(
     )
     count = int(overflow_count(usage)) if usage else 0
     overflow = bool(usage) and is_overflow(usage, line.usable, config, model.context_window if model else 0)
-    recovered = usage_recovered(msgs, session.ordering())
+    recovered = usage_recovered(msgs, session.ordering(), session.view_carriers(agent_id))
     summary = finished is not None and finished.info.get("summary") is True
     should = overflow and not recovered and not summary and agent_id == MAIN_AGENT
     warnings = tuple(line.warnings) + (() if model else ("no model limits known: overflow handling is off",))
@@ -134,26 +134,25 @@ def decide_trigger(
     )
 
 
-def model_from_history(msgs: list[Message]) -> ModelLimits | None:
+def model_from_history(msgs: Sequence[Message]) -> ModelLimits | None:
     """Limits a host recorded on its newest assistant message (`info.limit.{context,input,output}`)."""
-    for m in reversed(msgs):
-        if m.role != "assistant":
-            continue
-        limit = m.info.get("limit")
-        if isinstance(limit, dict) and isinstance(limit.get("context"), int):
-            return ModelLimits(
-                limit["context"],
-                int(limit.get("input") or 0),
-                int(limit.get("output") or DEFAULT_MAX_OUTPUT_TOKENS),
-                str(m.info.get("providerID", "")),
-                str(m.info.get("modelID", "")),
-            )
-    return None
+    newest = next((m for m in reversed(msgs) if m.role == "assistant"), None)
+    limit = newest.info.get("limit") if newest is not None else None
+    if not isinstance(limit, dict) or not isinstance(limit.get("context"), int):
+        return None
+    assert newest is not None
+    return ModelLimits(
+        limit["context"],
+        int(limit.get("input") or 0),
+        int(limit.get("output") or DEFAULT_MAX_OUTPUT_TOKENS),
+        str(newest.info.get("providerID", "")),
+        str(newest.info.get("modelID", "")),
+    )
 
 
-def writer_watermark(session: Session) -> WatermarkResult | None:
+def writer_watermark(session: Session, main_view: Sequence[Message] | None = None) -> WatermarkResult | None:
     """The watermark a writer starting now should cover: over the main slice's view (§5.1)."""
-    return watermark_for(session.view(MAIN_AGENT))
+    return watermark_for(main_view if main_view is not None else session.view(MAIN_AGENT))
 
 
 # -- rendering inputs --------------------------------------------------------------------------
@@ -211,12 +210,14 @@ def compute(
     now_ms: int,
     warn_cache: BudgetWarnings | None = None,
 ) -> ComputeResult:
-    trigger = decide_trigger(session, config, model, usage, agent_id, warn_cache)
-    wm = writer_watermark(session)
+    main_view = session.view_window(MAIN_AGENT)
+    view = main_view if agent_id == MAIN_AGENT else session.view_window(agent_id)
+    trigger = decide_trigger(session, config, model, usage, agent_id, warn_cache, view)
+    wm = writer_watermark(session, main_view)
     outcome = insert_gate(session, memory, config, agent_id)
     rendered = None
     if preview and agent_id == MAIN_AGENT:
-        msgs = session.view(MAIN_AGENT)
+        msgs = main_view
         tail, _ = activity_tail(session, session.watermark, msgs[-1].id if msgs else None)
         inputs = render_inputs(
             session, memory, config, tail=tail, last_info=classify(msgs), agent_id=agent_id, now_ms=now_ms
@@ -406,5 +407,5 @@ def build(
     built = build_messages(
         view, collapse_tail=collapse_tail and is_main, ordering=session.ordering(), reminder=reminder
     )
-    pending = usage_recovered(view, session.ordering())
+    pending = usage_recovered(view, session.ordering(), session.view_carriers(agent_id))
     return BuildResult(prefix_of(session), built, reminder is not None, pending)

@@ -34,7 +34,7 @@ class Message:
     `set_part`/`remove_part`/`replace_parts`, so a session re-estimate after one change costs O(1).
     """
 
-    __slots__ = ("info", "parts", "seq", "part_tokens", "tokens", "_part_index")
+    __slots__ = ("info", "parts", "seq", "part_tokens", "tokens", "_part_index", "derived", "_flags")
 
     def __init__(self, info: Json, parts: list[Json] | None = None, seq: int = 0) -> None:
         self.info = info
@@ -43,6 +43,10 @@ class Message:
         self.part_tokens: list[int] = []
         self.tokens = 0
         self._part_index: dict[str, int] = {}
+        # Values other modules derive from this message (the watermark projection...). Cleared on
+        # every change, so a derived value is computed once per version of the message.
+        self.derived: dict[str, Any] = {}
+        self._flags: tuple[bool, bool, bool] | None = None
         self.replace_parts(parts or [])
 
     # -- identity and classification -------------------------------------------------------
@@ -73,8 +77,28 @@ class Message:
     def has_finish(self) -> bool:
         return "finish" in self.info and self.info["finish"] is not None
 
+    def changed(self) -> None:
+        """Forget everything derived from the message (call after any change to info or parts)."""
+        self.derived.clear()
+        self._flags = None
+
+    def _part_flags(self) -> tuple[bool, bool, bool]:
+        """(has a text block, carries a checkpoint/compaction part, carries a checkpoint part)."""
+        if self._flags is None:
+            types = {p.get("type") for p in self.parts}
+            self._flags = (
+                not types.isdisjoint(TEXT_BLOCK_TYPES),
+                not types.isdisjoint(BOUNDARY_PART_TYPES),
+                "checkpoint" in types,
+            )
+        return self._flags
+
     def has_text_block(self) -> bool:
-        return any(p.get("type") in TEXT_BLOCK_TYPES for p in self.parts)
+        return self._part_flags()[0]
+
+    def carries_boundary_part(self) -> bool:
+        """Any role carrying a `checkpoint` or `compaction` part (the "recover once" test, §4.4)."""
+        return self._part_flags()[1]
 
     def first_part(self, ptype: str) -> Json | None:
         for p in self.parts:
@@ -84,10 +108,10 @@ class Message:
 
     def is_boundary(self) -> bool:
         """A user message carrying a `checkpoint` or `compaction` part (spec §12.1)."""
-        return self.role == "user" and any(p.get("type") in BOUNDARY_PART_TYPES for p in self.parts)
+        return self.role == "user" and self._part_flags()[1]
 
     def is_checkpoint_boundary(self) -> bool:
-        return self.role == "user" and any(p.get("type") == "checkpoint" for p in self.parts)
+        return self.role == "user" and self._part_flags()[2]
 
     # -- incremental part maintenance ------------------------------------------------------
     def replace_parts(self, parts: list[Json]) -> None:
@@ -95,6 +119,7 @@ class Message:
         self.part_tokens = [part_tokens(p) for p in self.parts]
         self.tokens = sum(self.part_tokens)
         self._reindex()
+        self.changed()
 
     def _reindex(self) -> None:
         self._part_index = {p["id"]: i for i, p in enumerate(self.parts) if isinstance(p.get("id"), str)}
@@ -117,6 +142,7 @@ class Message:
             self.tokens += cost - self.part_tokens[i]
             self.parts[i] = part
             self.part_tokens[i] = cost
+        self.changed()
 
     def remove_part(self, part_id: str) -> bool:
         i = self._part_index.get(part_id)
@@ -126,6 +152,7 @@ class Message:
         del self.parts[i]
         del self.part_tokens[i]
         self._reindex()
+        self.changed()
         return True
 
     def refresh_part(self, index: int) -> None:
@@ -133,6 +160,7 @@ class Message:
         cost = part_tokens(self.parts[index])
         self.tokens += cost - self.part_tokens[index]
         self.part_tokens[index] = cost
+        self.changed()
 
     def to_json(self) -> Json:
         return {"info": self.info, "parts": self.parts}

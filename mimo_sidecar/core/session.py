@@ -11,7 +11,8 @@ streaming update of one part costs that part's serialization, not the session's.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,8 +99,13 @@ class Session:
         self._declared_ascending = ids_ascending
         self._id_mode = True  # until a non-conforming ID arrives (unless declared ascending)
         self._messages: dict[str, Message] = {}
-        self._order: list[Message] = []
-        self._order_keys: list[tuple[Any, Any]] = []
+        # Listing order (spec §2.10 item 1) for all slices together and for each agent slice, with
+        # parallel key lists for bisection: slices and views are then list slices, not scans.
+        self._order = _Listing()
+        self._by_agent: dict[str, _Listing] = {}
+        # Messages carrying a checkpoint/compaction part: a handful per session, so the view start
+        # and "recover once" look at them instead of scanning the history.
+        self._carriers: set[Message] = set()
         self._next_seq = 1
         self._total_tokens = 0
 
@@ -119,7 +125,7 @@ class Session:
         return self._messages.get(message_id)
 
     def __len__(self) -> int:
-        return len(self._order)
+        return len(self._order.msgs)
 
     @property
     def total_tokens(self) -> int:
@@ -127,33 +133,56 @@ class Session:
 
     def messages(self) -> list[Message]:
         """Every message of every slice, in chronological listing order."""
-        return list(self._order)
+        return list(self._order.msgs)
 
     def slice(self, agent_id: str = MAIN_AGENT) -> list[Message]:
-        return [m for m in self._order if m.agent_id == agent_id]
+        listing = self._by_agent.get(agent_id)
+        return list(listing.msgs) if listing else []
 
     def newest(self, agent_id: str = MAIN_AGENT, limit: int = 200) -> list[Message]:
         """The newest `limit` messages of a slice, in chronological order (spec §8.5.4)."""
-        out: list[Message] = []
-        for m in reversed(self._order):
-            if m.agent_id == agent_id:
-                out.append(m)
-                if len(out) == limit:
-                    break
-        out.reverse()
-        return out
+        listing = self._by_agent.get(agent_id)
+        return listing.msgs[-limit:] if listing and limit > 0 else []
 
     def view(self, agent_id: str = MAIN_AGENT) -> list[Message]:
         """From the newest checkpoint/compaction boundary on (inclusive), spec §12.1."""
-        out: list[Message] = []
-        for m in reversed(self._order):
-            if m.agent_id != agent_id:
-                continue
-            out.append(m)
-            if m.is_boundary():
-                break
-        out.reverse()
-        return out
+        listing = self._by_agent.get(agent_id)
+        if not listing:
+            return []
+        start = self.view_start(agent_id)
+        return listing.msgs[listing.index(start) :] if start is not None else list(listing.msgs)
+
+    def view_window(self, agent_id: str = MAIN_AGENT) -> ListWindow:
+        """The view without copying it: for read-only use before the session changes again.
+
+        Copying a 20 000-message view touches every message object (reference counts), which
+        made the per-step `rebuild/compute` grow with the session; the window reads only what
+        its caller indexes (the tail, for the watermark and the trigger).
+        """
+        listing = self._by_agent.get(agent_id)
+        if not listing:
+            return ListWindow([], 0)
+        start = self.view_start(agent_id)
+        return ListWindow(listing.msgs, listing.index(start) if start is not None else 0)
+
+    def view_start(self, agent_id: str = MAIN_AGENT) -> Message | None:
+        """The boundary the agent's view starts at: its newest user message with a boundary part."""
+        best: Message | None = None
+        for m in self._carriers:
+            if m.agent_id == agent_id and m.is_boundary():
+                if best is None or self._listing_key(m) > self._listing_key(best):
+                    best = m
+        return best
+
+    def view_carriers(self, agent_id: str = MAIN_AGENT) -> list[Message]:
+        """The messages of the agent's view that carry a checkpoint or compaction part (any role)."""
+        start = self.view_start(agent_id)
+        floor = self._listing_key(start) if start is not None else None
+        return [
+            m
+            for m in self._carriers
+            if m.agent_id == agent_id and (floor is None or self._listing_key(m) >= floor)
+        ]
 
     def active_actors(self) -> list[Json]:
         """This session's background actors that are pending or running, in registry order (D1)."""
@@ -200,6 +229,7 @@ class Session:
         before = message.tokens
         message.refresh_part(index)
         self._total_tokens += message.tokens - before
+        self._track(message)
 
     def bump_revision(self) -> int:
         self.revision += 1
@@ -256,6 +286,7 @@ class Session:
         old_tokens = existing.tokens
         self._unlist(existing)
         existing.info = up.info
+        existing.changed()
         if up.parts is not None:
             existing.replace_parts(up.parts)
         if up.seq is not None:
@@ -269,6 +300,7 @@ class Session:
         before = msg.tokens
         msg.set_part(pu.part)
         self._total_tokens += msg.tokens - before
+        self._track(msg)
 
     def _remove_part(self, message_id: str, part_id: str) -> None:
         msg = self._messages.get(message_id)
@@ -277,6 +309,7 @@ class Session:
         before = msg.tokens
         msg.remove_part(part_id)
         self._total_tokens += msg.tokens - before
+        self._track(msg)
 
     def _remove_message(self, message_id: str) -> None:
         msg = self._messages.pop(message_id, None)
@@ -308,25 +341,109 @@ class Session:
         # Chronological listing order (spec §2.10 item 1): (time.created, creation key).
         return (msg.created, msg.id if self.id_mode else msg.seq)
 
+    def _track(self, msg: Message) -> None:
+        if msg.carries_boundary_part():
+            self._carriers.add(msg)
+        else:
+            self._carriers.discard(msg)
+
     def _list(self, msg: Message) -> None:
         key = self._listing_key(msg)
-        i = bisect.bisect_right(self._order_keys, key)
-        self._order_keys.insert(i, key)
-        self._order.insert(i, msg)
+        self._order.insert(key, msg)
+        self._by_agent.setdefault(msg.agent_id, _Listing()).insert(key, msg)
+        self._track(msg)
 
     def _unlist(self, msg: Message) -> None:
         key = self._listing_key(msg)
-        i = bisect.bisect_left(self._order_keys, key)
-        while i < len(self._order) and self._order[i] is not msg:
-            i += 1
-        if i < len(self._order):
-            del self._order[i]
-            del self._order_keys[i]
+        self._order.remove(key, msg)
+        listing = self._by_agent.get(msg.agent_id)
+        if listing is not None:
+            listing.remove(key, msg)
+        self._carriers.discard(msg)
 
     def _resort(self) -> None:
-        pairs = sorted(((self._listing_key(m), m) for m in self._order), key=lambda p: p[0])
-        self._order_keys = [k for k, _ in pairs]
-        self._order = [m for _, m in pairs]
+        messages = self._order.msgs
+        self._order = _Listing()
+        self._by_agent = {}
+        for m in sorted(messages, key=self._listing_key):
+            self._order.append(self._listing_key(m), m)
+            self._by_agent.setdefault(m.agent_id, _Listing()).append(self._listing_key(m), m)
+
+
+class ListWindow(Sequence[Message]):
+    """`items[start:]` as a read-only sequence, without copying it."""
+
+    __slots__ = ("_items", "_start")
+
+    def __init__(self, items: list[Message], start: int) -> None:
+        self._items = items
+        self._start = start
+
+    def __len__(self) -> int:
+        return len(self._items) - self._start
+
+    def __getitem__(self, index):  # type: ignore[override]
+        n = len(self)
+        if isinstance(index, slice):
+            a, b, step = index.indices(n)
+            return self._items[self._start + a : self._start + b : step] if step == 1 else [
+                self._items[self._start + i] for i in range(a, b, step)
+            ]
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("view index out of range")
+        return self._items[self._start + index]
+
+    def __iter__(self) -> Iterator[Message]:
+        return itertools.islice(self._items, self._start, None)
+
+    def __reversed__(self) -> Iterator[Message]:
+        items, start = self._items, self._start
+        return (items[i] for i in range(len(items) - 1, start - 1, -1))
+
+
+class _Listing:
+    """Messages sorted by listing key, with the keys alongside for bisection."""
+
+    __slots__ = ("keys", "msgs")
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[Any, Any]] = []
+        self.msgs: list[Message] = []
+
+    def __len__(self) -> int:
+        return len(self.msgs)
+
+    def append(self, key: tuple[Any, Any], msg: Message) -> None:
+        self.keys.append(key)
+        self.msgs.append(msg)
+
+    def insert(self, key: tuple[Any, Any], msg: Message) -> None:
+        i = bisect.bisect_right(self.keys, key)
+        self.keys.insert(i, key)
+        self.msgs.insert(i, msg)
+
+    def _find(self, key: tuple[Any, Any], msg: Message) -> int | None:
+        i = bisect.bisect_left(self.keys, key)
+        while i < len(self.msgs) and self.keys[i] == key:
+            if self.msgs[i] is msg:
+                return i
+            i += 1
+        return None
+
+    def remove(self, key: tuple[Any, Any], msg: Message) -> None:
+        i = self._find(key, msg)
+        if i is not None:
+            del self.keys[i]
+            del self.msgs[i]
+
+    def index(self, msg: Message) -> int:
+        """Position of a listed message (found by its key, then identity)."""
+        for i in range(bisect.bisect_left(self.keys, (msg.created,)), len(self.msgs)):
+            if self.msgs[i] is msg:
+                return i
+        raise ValueError(f"{msg.id} is not listed")
 
 
 def _num(v: Any) -> float:

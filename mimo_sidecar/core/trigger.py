@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,7 @@ from . import texts
 from .config import DEFAULT_TRIGGER_RATIO, RebuildConfig
 from .jsjson import js_stringify
 from .jstext import js_trim, len16
-from .message import BOUNDARY_PART_TYPES, Message
+from .message import Message
 from .ordering import Ordering
 
 RESERVED_OUTPUT_CAP = 33000  # default `compaction.reserved` = min(33000, maxOutputTokens)
@@ -231,16 +231,18 @@ def last_finished(msgs: Sequence[Message]) -> Message | None:
     return None
 
 
-def usage_recovered(msgs: Sequence[Message], ordering: Ordering) -> bool:
+def usage_recovered(
+    msgs: Sequence[Message], ordering: Ordering, carriers: Iterable[Message] | None = None
+) -> bool:
     """§4.4: a boundary created after the last finished assistant already answered its usage.
 
     Creation order, not `time.created`: the boundary is back-dated to the watermark + 1 ms.
+    `carriers`, when the caller knows them, are the messages of `msgs` that carry a checkpoint or
+    compaction part; only they can answer, so the history need not be scanned.
     """
     finished = last_finished(msgs)
     if finished is None:
         return False
     threshold = ordering.key_of(finished)
-    return any(
-        ordering.key_of(m) > threshold and any(p.get("type") in BOUNDARY_PART_TYPES for p in m.parts)
-        for m in msgs
-    )
+    candidates = msgs if carriers is None else carriers
+    return any(m.carries_boundary_part() and ordering.key_of(m) > threshold for m in candidates)

@@ -67,17 +67,42 @@ class Element:
     result_ids: tuple[str, ...]
 
 
-def project(msgs: Sequence[Message]) -> list[Element]:
-    """The §5.3 projection. Inline `tool` parts give a use and a result on the same element."""
-    return [
-        Element(
+def element_of(m: Message) -> Element:
+    """One message's projection, cached on the message until it changes."""
+    e = m.derived.get("watermark.element")
+    if e is None:
+        e = Element(
             m.role,
             provider_id(m),
             frozenset(u.call_id for u in tool_uses(m)),
             tuple(r.call_id for r in tool_results(m)),
         )
-        for m in msgs
-    ]
+        m.derived["watermark.element"] = e
+    return e
+
+
+def project(msgs: Sequence[Message]) -> list[Element]:
+    """The §5.3 projection. Inline `tool` parts give a use and a result on the same element."""
+    return [element_of(m) for m in msgs]
+
+
+class LazyProjection(Sequence[Element]):
+    """The projection of `msgs`, computed element by element as the walker reads it.
+
+    The walker reads the kept range and then steps back only while orphan results remain, so a
+    watermark costs the tail, not the whole history (issue 5: compute must not grow with size).
+    """
+
+    def __init__(self, msgs: Sequence[Message]) -> None:
+        self._msgs = msgs
+
+    def __len__(self) -> int:
+        return len(self._msgs)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [element_of(m) for m in self._msgs[index]]
+        return element_of(self._msgs[index])
 
 
 def _pair_orphan_results(elems: Sequence[Element], c: int) -> int:
@@ -137,7 +162,7 @@ def adjusted_watermark(msgs: Sequence[Message], w: int) -> int:
     """`adjust(w + 1) - 1` (§5.3 caller convention); -1 means no valid watermark."""
     if w + 1 >= len(msgs):
         return w
-    return adjust(project(msgs), w + 1) - 1
+    return adjust(LazyProjection(msgs), w + 1) - 1
 
 
 def watermark_for(msgs: Sequence[Message]) -> WatermarkResult | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from .server import SidecarServer
 
 logger = logging.getLogger(__name__)
+# Per-request handler time (validation + handler + result dump, not the transport): --log-level DEBUG.
+timing = logging.getLogger("mimo_sidecar.timing")
 
 P = TypeVar("P", bound=BaseModel)
 Handler = Callable[["SidecarServer", P], Awaitable[Any]]
@@ -93,8 +96,13 @@ def rpc_method(
     def decorate(fn: Handler[P]) -> Handler[P]:
         async def handler(raw: Any) -> Any:
             with server.track_current_task():
+                started = time.perf_counter()
                 params = validate_params(method, params_model, raw)
-                return await run_handler(method, lambda: fn(server, params))
+                try:
+                    return await run_handler(method, lambda: fn(server, params))
+                finally:
+                    if timing.isEnabledFor(logging.DEBUG):
+                        timing.debug("%s %.3f ms", method, (time.perf_counter() - started) * 1000)
 
         handler.__name__ = handler.__qualname__ = f"rpc:{method}"
         server.feature(method)(handler)

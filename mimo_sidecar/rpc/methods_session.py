@@ -18,8 +18,7 @@ from .dispatch import rpc_method
 
 
 def _upsert(message: w.Message) -> MessageUpsert:
-    parts = None if message.parts is None else [p.raw for p in message.parts]
-    return MessageUpsert(message.info.raw, parts, message.seq)
+    return MessageUpsert(message.info.raw, message.parts, message.seq)
 
 
 def _batch(params: w.SyncParams) -> SyncBatch:
@@ -53,7 +52,7 @@ def register(server: SidecarServer) -> None:
             p.session_id,
             project_id=p.project_id,
             messages=[
-                {"info": m.info.raw, "parts": [x.raw for x in m.parts or []], "seq": m.seq}
+                {"info": m.info.raw, "parts": m.parts or [], "seq": m.seq}
                 for m in p.messages
             ],
             tasks=p.tasks,

@@ -176,6 +176,9 @@ class SidecarServer(LanguageServer):
                 if body is None:
                     break
                 loop.call_soon_threadsafe(self.protocol.handle_body, body)
+                # Drop our reference while blocked on the next frame: a session/open body can be
+                # tens of megabytes, and the loop frees it as soon as it is parsed.
+                del body
         except RuntimeError:
             return  # the loop is closed: we are exiting anyway
         except Exception:

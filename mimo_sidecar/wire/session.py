@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
 from .common import HostObject, Json, MessageId, NonEmptyStr, Params, Result, Revision, Role, SessionId
@@ -42,11 +42,42 @@ class StreamedPart(Part):
     id: NonEmptyStr = Field(description="Part ID, unique within its message.")
 
 
+def _check_parts(value: Any) -> list[Json]:
+    """The checks `Part` states, done without building a model per part.
+
+    Sessions carry tens of thousands of parts; validating each as a pydantic model cost more time
+    and memory than everything else `session/open` does (benchmarks/README.md). The host's dicts
+    are kept as they are (the same objects), so every byte still counts in estimates.
+    """
+    if not isinstance(value, list):
+        raise PydanticCustomError("list_type", "Input should be a valid list")
+    for i, part in enumerate(value):
+        if not isinstance(part, dict):
+            raise PydanticCustomError("part_type", "item {i}: Input should be an object", {"i": i})
+        ptype = part.get("type")
+        if not isinstance(ptype, str) or not ptype:
+            raise PydanticCustomError("part_type", "item {i}: type: a non-empty string is required", {"i": i})
+        for key in ("id", "messageID"):
+            v = part.get(key)
+            if v is not None and (not isinstance(v, str) or not v):
+                raise PydanticCustomError(
+                    "part_field", "item {i}: {key}: a non-empty string is required", {"i": i, "key": key}
+                )
+    return value
+
+
+HostParts = Annotated[
+    list[Json],
+    PlainValidator(_check_parts),
+    WithJsonSchema({"type": "array", "items": Part.model_json_schema()}),
+]
+
+
 class Message(Params):
     """One message: the host's `info` and its parts in creation order."""
 
     info: MessageInfo
-    parts: list[Part] | None = Field(
+    parts: HostParts | None = Field(
         None,
         description="The message's parts in creation order. In `session/sync`, absent means "
         "'keep the stored parts' (an info-only update); in `session/open`, absent means no parts.",

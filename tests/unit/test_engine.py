@@ -170,3 +170,32 @@ def test_prefix_hash_is_stable_and_sensitive():
     b = Session("s", request_prefix={"tools": [{"name": "read"}], "system": ["you are"]})
     c = Session("s", request_prefix={"system": ["you are!"], "tools": [{"name": "read"}]})
     assert engine.prefix_of(a).hash == engine.prefix_of(b).hash != engine.prefix_of(c).hash
+
+
+def test_appending_one_message_to_5000_costs_only_that_message(memory, monkeypatch):
+    """Issue 3: re-estimating after one new message must not re-serialize the other 4 999, and
+    the watermark must not re-project the whole history (spec §5.2 walks back from the end)."""
+    from mimo_sidecar.core import message as message_mod
+    from mimo_sidecar.core import watermark as watermark_mod
+
+    history = []
+    for i in range(2500):
+        history.append(user(f"u{i:05}", text(f"step {i}"), created=T0 + 2 * i))
+        history.append(assistant(f"a{i:05}", tool(f"c{i}", "read", {"path": f"f{i}"}, output="x" * 40),
+                                 created=T0 + 2 * i + 1, tokens=usage(1000, 10)))
+    s = _open(history)
+    engine.compute(s, memory, RebuildConfig(), model=MODEL, preview=False, now_ms=T0)  # warm caches
+    new = assistant("a99999", text("one more"), created=T0 + 10**6)
+    serialized: list[object] = []
+    projected: list[object] = []
+    real_tokens, real_element = message_mod.part_tokens, watermark_mod.element_of
+    monkeypatch.setattr(message_mod, "part_tokens", lambda p: serialized.append(p) or real_tokens(p))
+    monkeypatch.setattr(watermark_mod, "element_of", lambda m: projected.append(m) or real_element(m))
+    before = s.total_tokens
+    s.apply(SyncBatch(upsert_messages=[MessageUpsert(new.info, new.parts)]))
+    res = engine.compute(s, memory, RebuildConfig(), model=MODEL, preview=False, now_ms=T0 + 1)
+    assert len(s) == 5001 and s.total_tokens == before + new.tokens
+    assert serialized == new.parts  # only the new message's single part was serialized
+    assert res.watermark is not None
+    # The tail and the watermark message itself (the walker compares it with the tail's first message).
+    assert len({id(m) for m in projected}) <= 5001 - res.watermark.index < 500
