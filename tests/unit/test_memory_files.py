@@ -235,16 +235,6 @@ def test_open_failure_is_unreadable(root: MemoryRoot, monkeypatch: pytest.Monkey
     assert root.read_text(path) == ReadOutcome(None, "unreadable")
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root bypasses file permissions")
-def test_chmod_000_is_unreadable(root: MemoryRoot) -> None:
-    path = write(root.notes_path("s1"), "text")
-    os.chmod(path, 0)
-    try:
-        assert root.read_text(path) == ReadOutcome(None, "unreadable")
-    finally:
-        os.chmod(path, 0o644)
-
-
 def test_binary_file(root: MemoryRoot) -> None:
     path = write(root.notes_path("s1"), b"text\x00more")
     assert root.read_text(path) == ReadOutcome(None, "binary")
