@@ -333,10 +333,16 @@ async def test_explicit_usage_and_bad_params(rb: LanguageClient):
     sid = "usage"
     await open_session(rb, sid)
     usage = {"input": 100_000, "output": 5_000, "reasoning": 9_999, "cache": {"read": 80_000, "write": 0}}
-    got = await call(rb, "rebuild/compute", {"sessionId": sid, "usage": usage, "model": MODEL, "preview": False})
-    assert got["trigger"]["count"] == 185_000 and got["trigger"]["usageSource"] == "request"  # reasoning never counts
+    got = await call(
+        rb, "rebuild/compute", {"sessionId": sid, "usage": usage, "model": MODEL, "preview": False}
+    )
+    assert (
+        got["trigger"]["count"] == 185_000 and got["trigger"]["usageSource"] == "request"
+    )  # reasoning never counts
     total = {"total": 50_000, "input": 190_000, "output": 0}
-    got = await call(rb, "rebuild/compute", {"sessionId": sid, "usage": total, "model": MODEL, "preview": False})
+    got = await call(
+        rb, "rebuild/compute", {"sessionId": sid, "usage": total, "model": MODEL, "preview": False}
+    )
     assert got["trigger"]["count"] == 50_000 and got["trigger"]["overflow"] is False
     with pytest.raises(JsonRpcException) as err:
         await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "sometimes"})
