@@ -133,6 +133,9 @@ def main() -> int:
         shutil.rmtree(memory)
     shutil.copytree(SAMPLE / "memory", memory)  # the demo writes to its own copy
     sid, model = data["sessionId"], data["model"]
+    for actor in data["actors"]:  # the sample was recorded months ago; its running actor is live now
+        if actor.get("status") == "running":
+            actor["lastTurnTime"] = int(time.time() * 1000) - 95_000
     checkpoint = memory / "sessions" / sid / "checkpoint.md"
 
     heading("1. spawn the sidecar and initialize")
