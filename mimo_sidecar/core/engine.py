@@ -409,3 +409,30 @@ def build(
     )
     pending = usage_recovered(view, session.ordering(), session.view_carriers(agent_id))
     return BuildResult(prefix_of(session), built, reminder is not None, pending)
+
+
+def writer_view(session: Session, up_to: str | None = None) -> list[Message]:
+    """The checkpoint writer's forked history (§5.1, §12.8): the main view up to and including
+    its watermark (the in-flight writer's, else the one a writer starting now would cover).
+
+    Raises KeyError naming the watermark when it is not in the view (the writer is not started).
+    """
+    view = session.view(MAIN_AGENT)
+    if up_to is None:
+        up_to = session.writer.end_message_id if session.writer.in_flight else None
+    if up_to is None:
+        wm = watermark_for(view)
+        if wm is None:
+            return []
+        up_to = wm.id
+    for i, m in enumerate(view):
+        if m.id == up_to:
+            return view[: i + 1]
+    raise KeyError(up_to)
+
+
+def build_for_writer(session: Session, up_to: str | None = None) -> BuildResult:
+    """The writer's request: its view up to W, never collapsed, no per-turn reminder (§12.8)."""
+    view = writer_view(session, up_to)
+    built = build_messages(view, collapse_tail=False, ordering=session.ordering(), reminder=None)
+    return BuildResult(prefix_of(session), built, False, False)

@@ -17,7 +17,7 @@ from ..core import engine, texts
 from ..core.ids import IdMinter
 from ..core.memory_files import MemoryRoot
 from ..core.render import RenderResult
-from ..core.session import Session
+from ..core.session import Session, SessionError
 from ..core.trigger import BudgetWarnings
 from ..state import now_ms
 from ..wire import rebuild as w
@@ -202,6 +202,18 @@ async def run_insert(
     return insert_result(session, res, wait)
 
 
+def _writer_build(session: Session, up_to: str | None) -> engine.BuildResult:
+    try:
+        return engine.build_for_writer(session, up_to)
+    except KeyError:
+        raise SessionError(
+            "message-not-found",
+            f"upTo: message {up_to or session.writer.end_message_id!r} is not in the main view",
+            "upTo",
+            {"messageId": up_to or session.writer.end_message_id},
+        ) from None
+
+
 def memory_of(ls: SidecarServer) -> MemoryRoot:
     return ls.rebuild_desk.memory(ls.state.memory_root)
 
@@ -242,17 +254,20 @@ def register(server: SidecarServer) -> None:
     @rpc_method(server, "request/build", w.BuildParams)
     async def request_build(ls: SidecarServer, p: w.BuildParams) -> w.BuildResult:
         session = ls.state.require(p.session_id)
-        res = engine.build(
-            session,
-            memory_of(ls),
-            ls.state.config,
-            agent_id=p.agent_id,
-            collapse_tail=p.collapse_tail,
-            shell_style=p.invocation_style == "shell",
-            has_actor_tool=p.has_actor_tool,
-            memory_reminder=p.memory_reminder,
-            now_ms=now_ms(),
-        )
+        if p.purpose == "writer":
+            res = _writer_build(session, p.up_to)
+        else:
+            res = engine.build(
+                session,
+                memory_of(ls),
+                ls.state.config,
+                agent_id=p.agent_id,
+                collapse_tail=p.collapse_tail,
+                shell_style=p.invocation_style == "shell",
+                has_actor_tool=p.has_actor_tool,
+                memory_reminder=p.memory_reminder,
+                now_ms=now_ms(),
+            )
         return w.BuildResult(
             revision=session.revision,
             prefix=w.RequestPrefixInfo(

@@ -248,6 +248,16 @@ class BuildParams(Params):
         "function", description="How the reminder writes tool usages."
     )
     has_actor_tool: bool = Field(False, description="The agent has the `actor` tool (adds its usage line).")
+    purpose: Literal["turn", "writer"] = Field(
+        "turn",
+        description="`writer`: the checkpoint writer's forked request instead (spec §12.8): the main "
+        "view up to and including `upTo`, never collapsed, no reminder.",
+    )
+    up_to: MessageId | None = Field(
+        None,
+        description="With `purpose: writer`: the writer's watermark. Default: the in-flight writer's, "
+        "else the one `rebuild/compute` reports.",
+    )
 
 
 class RequestPrefixInfo(Result):

@@ -353,3 +353,20 @@ async def test_explicit_usage_and_bad_params(rb: LanguageClient):
     with pytest.raises(JsonRpcException) as err:
         await call(rb, "request/build", {"sessionId": "nope"})
     assert err.value.code == 1001
+
+
+async def test_writer_request_is_the_view_up_to_its_watermark(rb: LanguageClient):
+    sid = "writer-fork"
+    await open_session(rb, sid)
+    explicit = await call(rb, "request/build", {"sessionId": sid, "purpose": "writer", "upTo": "m01"})
+    assert explicit["sources"] == ["m01"]
+    await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "manual"})  # a boundary + collapse exist
+    await call(rb, "checkpoint/writerStarted", {"sessionId": sid, "watermark": "m03"})
+    fork = await call(rb, "request/build", {"sessionId": sid, "purpose": "writer"})
+    # The view from the boundary up to and including W, uncollapsed, with no reminder.
+    assert list(dict.fromkeys(fork["sources"]))[1:] == ["m03"]
+    assert fork["messages"][0]["content"][0]["text"] == texts.CHECKPOINT_LABEL
+    assert fork["collapsedMessageIds"] == [] and fork["reminderAdded"] is False
+    with pytest.raises(JsonRpcException) as err:  # before the boundary: not in the view any more
+        await call(rb, "request/build", {"sessionId": sid, "purpose": "writer", "upTo": "m01"})
+    assert err.value.code == 1003 and "upTo" in err.value.message
