@@ -120,8 +120,20 @@ class SidecarState:
         watermark: str | None = None,
         request_prefix: Json | None = None,
         ids_ascending: bool = False,
+        parent_id: str | None = None,
+        parent_watermark: str | None = None,
     ) -> Session:
         """Register a session with its history; nothing is kept if any of it is invalid."""
+        parent = None
+        if parent_id is not None:
+            parent = self.sessions.get(parent_id)
+            if parent is None:
+                raise SessionError(
+                    "session-not-found",
+                    f"parent.sessionId: no open session {parent_id!r} to inherit context from",
+                    "parent.sessionId",
+                    {"sessionId": parent_id},
+                )
         if session_id in self.sessions:
             raise SessionError(
                 "session-exists",
@@ -132,8 +144,12 @@ class SidecarState:
         for name, value in (("sessionId", session_id), ("projectId", project_id)):
             if value is not None and not is_safe_name(value):
                 # IDs name directories under the memory root: never let one climb out of it.
-                raise SessionError("invalid", f"{name}: {value!r} is not usable as a directory name "
-                                   "(empty, '.', '..', a path separator or NUL)", name)
+                raise SessionError(
+                    "invalid",
+                    f"{name}: {value!r} is not usable as a directory name "
+                    "(empty, '.', '..', a path separator or NUL)",
+                    name,
+                )
         session = Session(session_id, project_id, ids_ascending=ids_ascending, request_prefix=request_prefix)
         batch = batch_from_messages(messages)
         batch.tasks = list(tasks or [])
@@ -143,6 +159,8 @@ class SidecarState:
         except SessionError as err:
             raise _rebase(err, "upsertMessages", "messages") from None
         session.watermark = watermark
+        if parent is not None:
+            session.set_parent(parent, parent_watermark)
         self.sessions[session_id] = session
         self._signals[session_id] = _WriterSignals()
         return session
@@ -182,7 +200,7 @@ class SidecarState:
                     "watermark",
                     {"sessionId": session_id},
                 )
-        elif session.get(watermark) is None:
+        elif session.find_in_context(watermark) is None:
             raise SessionError(
                 "message-not-found",
                 f"watermark: no message {watermark!r} in session {session_id!r}",

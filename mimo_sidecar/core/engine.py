@@ -108,7 +108,7 @@ def decide_trigger(
     warn_cache: BudgetWarnings | None = None,
     view: Sequence[Message] | None = None,
 ) -> TriggerDecision:
-    msgs = view if view is not None else session.view(agent_id)
+    msgs = view if view is not None else session.context_view(agent_id)
     finished = last_finished(msgs)
     source = "request"
     if usage is None:
@@ -152,7 +152,7 @@ def model_from_history(msgs: Sequence[Message]) -> ModelLimits | None:
 
 def writer_watermark(session: Session, main_view: Sequence[Message] | None = None) -> WatermarkResult | None:
     """The watermark a writer starting now should cover: over the main slice's view (§5.1)."""
-    return watermark_for(main_view if main_view is not None else session.view(MAIN_AGENT))
+    return watermark_for(main_view if main_view is not None else session.context_view(MAIN_AGENT))
 
 
 # -- rendering inputs --------------------------------------------------------------------------
@@ -210,8 +210,8 @@ def compute(
     now_ms: int,
     warn_cache: BudgetWarnings | None = None,
 ) -> ComputeResult:
-    main_view = session.view_window(MAIN_AGENT)
-    view = main_view if agent_id == MAIN_AGENT else session.view_window(agent_id)
+    main_view = session.context_view(MAIN_AGENT)
+    view = main_view if agent_id == MAIN_AGENT else session.context_view(agent_id)
     trigger = decide_trigger(session, config, model, usage, agent_id, warn_cache, view)
     wm = writer_watermark(session, main_view)
     outcome = insert_gate(session, memory, config, agent_id)
@@ -246,7 +246,7 @@ def insert_gate(session: Session, memory: MemoryRoot, config: RebuildConfig, age
 
 def insert_messages(session: Session, reason: str) -> list[Message]:
     """`msgs` of §7: the full main slice for a manual rebuild (§7.7), else the main view."""
-    return session.slice(MAIN_AGENT) if reason == "manual" else session.view(MAIN_AGENT)
+    return session.slice(MAIN_AGENT) if reason == "manual" else list(session.context_view(MAIN_AGENT))
 
 
 def insert(
@@ -397,7 +397,7 @@ def build(
     memory_reminder: bool = True,
     now_ms: int,
 ) -> BuildResult:
-    view = session.view(agent_id)
+    view = list(session.context_view(agent_id))
     is_main = agent_id == MAIN_AGENT
     reminder = None
     if memory_reminder and is_main and has_memory_artifacts(session, memory, config, now_ms):
@@ -417,7 +417,7 @@ def writer_view(session: Session, up_to: str | None = None) -> list[Message]:
 
     Raises KeyError naming the watermark when it is not in the view (the writer is not started).
     """
-    view = session.view(MAIN_AGENT)
+    view = list(session.context_view(MAIN_AGENT))
     if up_to is None:
         up_to = session.writer.end_message_id if session.writer.in_flight else None
     if up_to is None:

@@ -108,6 +108,8 @@ class Session:
         self._carriers: set[Message] = set()
         self._next_seq = 1
         self._total_tokens = 0
+        self._parent: Session | None = None
+        self._parent_watermark: str | None = None
 
     # -- reading -----------------------------------------------------------------------------
     @property
@@ -151,6 +153,44 @@ class Session:
             return []
         start = self.view_start(agent_id)
         return listing.msgs[listing.index(start) :] if start is not None else list(listing.msgs)
+
+    # -- inherited context (spec §2.7) ---------------------------------------------------------
+    def set_parent(self, parent: Session, watermark: str | None) -> None:
+        """This session was created from `parent` with a context watermark (a host feature)."""
+        self._parent = parent
+        self._parent_watermark = watermark
+
+    @property
+    def parent_id(self) -> str | None:
+        return self._parent.session_id if self._parent is not None else None
+
+    def inherited_context(self) -> list[Message]:
+        """The parent's main view (with its own inheritance) up to and including the context
+        watermark; the whole of it when the watermark is not found there (§2.7)."""
+        if self._parent is None:
+            return []
+        view = list(self._parent.context_view(MAIN_AGENT))
+        for i, m in enumerate(view):
+            if m.id == self._parent_watermark:
+                return view[: i + 1]
+        return view
+
+    def context_view(self, agent_id: str = MAIN_AGENT) -> Sequence[Message]:
+        """The view the rebuild works on (§2.7, §12.1): for the main agent of a forked session,
+        the inherited context comes first while the session's own view reaches back to the start
+        of its slice. Once the session has a boundary of its own, what came before it (inherited
+        context included) is behind that boundary like any other history."""
+        window = self.view_window(agent_id)
+        if agent_id != MAIN_AGENT or self._parent is None or self.view_start(agent_id) is not None:
+            return window
+        return [*self.inherited_context(), *window]
+
+    def find_in_context(self, message_id: str) -> Message | None:
+        """A message of this session, or of its inherited context."""
+        own = self._messages.get(message_id)
+        if own is not None or self._parent is None:
+            return own
+        return next((m for m in self.inherited_context() if m.id == message_id), None)
 
     def view_window(self, agent_id: str = MAIN_AGENT) -> ListWindow:
         """The view without copying it: for read-only use before the session changes again.
@@ -386,9 +426,11 @@ class ListWindow(Sequence[Message]):
         n = len(self)
         if isinstance(index, slice):
             a, b, step = index.indices(n)
-            return self._items[self._start + a : self._start + b : step] if step == 1 else [
-                self._items[self._start + i] for i in range(a, b, step)
-            ]
+            return (
+                self._items[self._start + a : self._start + b : step]
+                if step == 1
+                else [self._items[self._start + i] for i in range(a, b, step)]
+            )
         if index < 0:
             index += n
         if not 0 <= index < n:

@@ -51,15 +51,14 @@ def register(server: SidecarServer) -> None:
         session = ls.state.open_session(
             p.session_id,
             project_id=p.project_id,
-            messages=[
-                {"info": m.info.raw, "parts": m.parts or [], "seq": m.seq}
-                for m in p.messages
-            ],
+            messages=[{"info": m.info.raw, "parts": m.parts or [], "seq": m.seq} for m in p.messages],
             tasks=p.tasks,
             actors=p.actors,
             watermark=p.watermark,
             request_prefix=p.request_prefix,
             ids_ascending=p.ids_ascending,
+            parent_id=p.parent.session_id if p.parent else None,
+            parent_watermark=p.parent.watermark if p.parent else None,
         )
         return w.OpenResult(session_id=session.session_id, revision=session.revision)
 
@@ -80,6 +79,7 @@ def register(server: SidecarServer) -> None:
             writer=writer_info(ls, s),
             estimated_tokens=s.total_tokens,
             id_mode=s.id_mode,
+            parent_id=s.parent_id,
         )
 
     @rpc_method(server, "session/close", w.SessionRef)

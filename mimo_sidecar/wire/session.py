@@ -97,6 +97,17 @@ HostList = list[Json]
 # ---------------------------------------------------------------------------------------------
 
 
+class ParentContext(Params):
+    """The session this one was created from, and how much of it it inherits (spec §2.7)."""
+
+    session_id: SessionId = Field(description="An open session: its main view is inherited.")
+    watermark: MessageId | None = Field(
+        None,
+        description="Inherit the parent's view up to and including this message; absent or not found "
+        "there: the whole view.",
+    )
+
+
 class OpenParams(Params):
     session_id: SessionId
     project_id: NonEmptyStr | None = Field(None, description="The project's ID (memory lookup, spec §2.9).")
@@ -116,6 +127,11 @@ class OpenParams(Params):
         None,
         description="The host's frozen request prefix (system prompt parts, tool definitions; spec §12.7), "
         "kept verbatim.",
+    )
+    parent: ParentContext | None = Field(
+        None,
+        description="Created from another session (spec §2.7): its main view, up to the context "
+        "watermark, comes before this session's own until this session has a boundary of its own.",
     )
     ids_ascending: bool = Field(
         False,
@@ -223,6 +239,7 @@ class SessionInfo(Result):
     writer: WriterInfo
     estimated_tokens: int = Field(description="Sum of the part estimates of every message (spec §3.2).")
     id_mode: bool = Field(description="True in ID mode, false in sequence mode (spec §2.10).")
+    parent_id: str | None = Field(None, description="The session it inherits context from (spec §2.7).")
 
 
 class CloseResult(Result):

@@ -329,3 +329,27 @@ async def test_writer_registry(client: LanguageClient) -> None:
     assert (
         err.code == -32602 and "outcome: Input should be 'success', 'failure' or 'cancelled'" in err.message
     )
+
+
+async def test_session_created_from_another_inherits_its_context(client: LanguageClient) -> None:
+    history = [message(mid(n), "user" if n % 2 else "assistant", 1000 * n) for n in range(1, 5)]
+    await rpc(client, "session/open", {"sessionId": "fork-parent", "messages": history})
+    err = await rpc_error(client, "session/open", {"sessionId": "fork-x", "parent": {"sessionId": "nope"}})
+    assert err.code == 1001 and "parent.sessionId" in err.message
+    own = [message(mid(20), "user", 50_000)]
+    await rpc(
+        client,
+        "session/open",
+        {
+            "sessionId": "fork-child",
+            "messages": own,
+            "parent": {"sessionId": "fork-parent", "watermark": mid(2)},
+        },
+    )
+    info = await get(client, "fork-child")
+    assert info["parentId"] == "fork-parent" and info["messageCount"] == 1
+    # A watermark inside the inherited context is accepted for the child's writer (spec §2.7, §5.1).
+    started = await rpc(client, "checkpoint/writerStarted", {"sessionId": "fork-child", "watermark": mid(1)})
+    assert started == {"state": "in-flight", "watermark": mid(1)}
+    built = await rpc(client, "request/build", {"sessionId": "fork-child", "memoryReminder": False})
+    assert built["sources"] == [mid(1), mid(2), mid(20)]  # the parent's view up to mid(2), then its own

@@ -181,8 +181,14 @@ def test_appending_one_message_to_5000_costs_only_that_message(memory, monkeypat
     history = []
     for i in range(2500):
         history.append(user(f"u{i:05}", text(f"step {i}"), created=T0 + 2 * i))
-        history.append(assistant(f"a{i:05}", tool(f"c{i}", "read", {"path": f"f{i}"}, output="x" * 40),
-                                 created=T0 + 2 * i + 1, tokens=usage(1000, 10)))
+        history.append(
+            assistant(
+                f"a{i:05}",
+                tool(f"c{i}", "read", {"path": f"f{i}"}, output="x" * 40),
+                created=T0 + 2 * i + 1,
+                tokens=usage(1000, 10),
+            )
+        )
     s = _open(history)
     engine.compute(s, memory, RebuildConfig(), model=MODEL, preview=False, now_ms=T0)  # warm caches
     new = assistant("a99999", text("one more"), created=T0 + 10**6)
@@ -199,3 +205,43 @@ def test_appending_one_message_to_5000_costs_only_that_message(memory, monkeypat
     assert res.watermark is not None
     # The tail and the watermark message itself (the walker compares it with the tail's first message).
     assert len({id(m) for m in projected}) <= 5001 - res.watermark.index < 500
+
+
+def test_inherited_context_comes_first_until_the_child_has_a_boundary(memory, tmp_path):
+    """Spec §2.7: a session created from another sees the parent's main view up to the context
+    watermark in front of its own; the watermark and the request both see it."""
+    parent = _open(_history())
+    child = Session("ses_child", "proj1")
+    child.set_parent(parent, "m03")
+    child.apply(
+        SyncBatch(
+            upsert_messages=[
+                MessageUpsert(m.info, m.parts)
+                for m in [
+                    user("c01", text("continue in a fork"), created=T0 + 100),
+                    assistant("c02", text("ok"), created=T0 + 110, tokens=usage(2000, 10)),
+                ]
+            ]
+        )
+    )
+    assert [m.id for m in child.inherited_context()] == ["m01", "m02", "m03"]
+    assert [m.id for m in child.context_view()] == ["m01", "m02", "m03", "c01", "c02"]
+    assert child.find_in_context("m02") is parent.get("m02") and child.find_in_context("m05") is None
+    wm = engine.writer_watermark(child)
+    assert wm is not None and wm.id == "m01"  # a small tail walks back into the inherited context
+    built = engine.build(child, memory, RebuildConfig(), now_ms=T0, memory_reminder=False)
+    assert built.request.sources[0] == "m01" and built.request.sources[-1] == "c02"
+    missing = Session("ses_orphan")
+    missing.set_parent(parent, "nope")  # a watermark not in the parent view: the whole view
+    assert [m.id for m in missing.inherited_context()] == [m.id for m in parent.view()]
+
+    sdir = tmp_path / "memory" / "sessions" / "ses_child"
+    sdir.mkdir(parents=True)
+    (sdir / "checkpoint.md").write_text("# Session checkpoint\nTopic: fork\n\nwork\n")
+    root = MemoryRoot(str(tmp_path / "memory"))
+    res = engine.insert(
+        child, root, RebuildConfig(), watermark="m02", reason="auto", now_ms=T0 + 500, minter=IdMinter()
+    )
+    assert res.outcome == "rebuilt" and res.message["info"]["time"]["created"] == T0 + 11
+    # With its own boundary the child's view starts there: the inherited context is behind it.
+    assert [m.id for m in child.context_view()][0] == res.message["info"]["id"]
