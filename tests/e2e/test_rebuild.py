@@ -370,3 +370,34 @@ async def test_writer_request_is_the_view_up_to_its_watermark(rb: LanguageClient
     with pytest.raises(JsonRpcException) as err:  # before the boundary: not in the view any more
         await call(rb, "request/build", {"sessionId": sid, "purpose": "writer", "upTo": "m01"})
     assert err.value.code == 1003 and "upTo" in err.value.message
+
+
+async def test_compacted_results_after_digest_show_the_placeholder(rb: LanguageClient):
+    sid = "placeholder"
+    await open_session(rb, sid)
+    # digestUpTo before the tool turn: m04 stays live (not collapsed) but its results are compacted.
+    res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto", "digestUpTo": "m03"})
+    assert res["outcome"] == "rebuilt" and len(res["compacted"]) == 2
+    built = await call(rb, "request/build", {"sessionId": sid})
+    assert "m04" in built["sources"] and built["collapsedMessageIds"] == []
+    outputs = {
+        c["toolName"]: c["output"]["value"]
+        for m in built["messages"]
+        if m["role"] == "tool"
+        for c in m["content"]
+    }
+    assert outputs == {
+        "read": texts.CLEARED_TOOL_RESULT,
+        "bash": texts.CLEARED_TOOL_RESULT,
+        "task": "T1 in_progress",
+    }
+    calls = [
+        c
+        for m in built["messages"]
+        if m["role"] == "assistant"
+        for c in m["content"]
+        if c["type"] == "tool-call"
+    ]
+    assert {c["toolName"]: c["input"] for c in calls}["read"] == {
+        "filePath": "src/lexer.ts"
+    }  # the call is kept
