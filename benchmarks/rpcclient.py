@@ -23,6 +23,8 @@ from typing import Any
 
 import orjson
 
+from mimo_sidecar.client import frame
+
 METHOD_NOT_FOUND = -32601
 CHUNK = 1 << 20
 
@@ -43,10 +45,6 @@ class RpcTimeout(Exception):
 
 class RpcClosed(Exception):
     pass
-
-
-def frame(body: bytes) -> bytes:
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 @dataclass

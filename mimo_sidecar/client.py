@@ -40,9 +40,13 @@ class SidecarClosed(RpcError):
         super().__init__(-32099, f"sidecar connection closed: {detail}")
 
 
-def encode_frame(message: dict[str, Any]) -> bytes:
-    body = orjson.dumps(message)
+def frame(body: bytes) -> bytes:
+    """A Content-Length frame around a UTF-8 JSON body (the byte length, not characters)."""
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def encode_frame(message: dict[str, Any]) -> bytes:
+    return frame(orjson.dumps(message))
 
 
 def read_frame(stream: IO[bytes]) -> dict[str, Any] | None:

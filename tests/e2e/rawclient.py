@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mimo_sidecar.client import frame
+
 REPO = Path(__file__).resolve().parents[2]
 MISSING = object()
 
@@ -32,9 +34,8 @@ def hook_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def frame(payload: Any) -> bytes:
-    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+def encode(payload: Any) -> bytes:
+    return frame(json.dumps(payload, ensure_ascii=False).encode("utf-8"))
 
 
 class RawClient:
@@ -105,7 +106,7 @@ class RawClient:
         self.proc.stdin.flush()
 
     def send(self, payload: Any) -> None:
-        self.send_raw(frame(payload))
+        self.send_raw(encode(payload))
 
     def request(self, method: str, params: Any = MISSING, msg_id: Any = None) -> Any:
         """Send a request (params omitted entirely when MISSING); returns its id."""
