@@ -126,14 +126,10 @@ class SidecarState:
         """Register a session with its history; nothing is kept if any of it is invalid."""
         parent = None
         if parent_id is not None:
-            parent = self.sessions.get(parent_id)
-            if parent is None:
-                raise SessionError(
-                    "session-not-found",
-                    f"parent.sessionId: no open session {parent_id!r} to inherit context from",
-                    "parent.sessionId",
-                    {"sessionId": parent_id},
-                )
+            try:
+                parent = self.require(parent_id)
+            except SessionError as err:
+                raise _rebase(err, "sessionId", "parent.sessionId") from None
         if session_id in self.sessions:
             raise SessionError(
                 "session-exists",

@@ -93,9 +93,7 @@ async def _opened(server: Any) -> None:
     await _call(server, "session/open", REGISTRY["session/open"].params_example)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(method=st.sampled_from(SERVED), params=json_values)
-def test_arbitrary_params_get_a_documented_answer(method: str, params: Any) -> None:
+def _assert_documented_answer(method: str, params: Any) -> None:
     async def run() -> int | None:
         server = _server()
         await _opened(server)
@@ -103,20 +101,18 @@ def test_arbitrary_params_get_a_documented_answer(method: str, params: Any) -> N
 
     code = asyncio.run(run())
     assert code is None or (code in DOCUMENTED and code != errors.INTERNAL_ERROR.code), (method, params, code)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(method=st.sampled_from(SERVED), params=json_values)
+def test_arbitrary_params_get_a_documented_answer(method: str, params: Any) -> None:
+    _assert_documented_answer(method, params)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), method=st.sampled_from(SERVED))
 def test_mutated_examples_get_a_documented_answer(data: st.DataObject, method: str) -> None:
-    params = data.draw(_mutations(REGISTRY[method].params_example))
-
-    async def run() -> int | None:
-        server = _server()
-        await _opened(server)
-        return await _answer(server, method, params)
-
-    code = asyncio.run(run())
-    assert code is None or (code in DOCUMENTED and code != errors.INTERNAL_ERROR.code), (method, params, code)
+    _assert_documented_answer(method, data.draw(_mutations(REGISTRY[method].params_example)))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
