@@ -271,7 +271,10 @@ def insert(
     """
     msgs = insert_messages(session, reason)
     d = digest_up_to or (msgs[-1].id if msgs else None)
-    w_msg = next((m for m in msgs if m.id == watermark), None)
+    # D12: W is looked up in the whole session (and its inherited context), not only in `msgs`.
+    # When W lies behind an earlier boundary it is not in the view, and MiMo then stamps the
+    # boundary "now", which hides every live message after W; W + 1 keeps them in the view.
+    w_msg = session.find_in_context(watermark)
     tail, warnings = activity_tail(session, watermark, d)
     last_info = classify(msgs)
     inputs = render_inputs(
@@ -316,16 +319,15 @@ def insert(
         message_id=boundary_id,
     )
     boundary_msg = Message(boundary["info"], boundary["parts"])
-    boundary_time = w_created if w_msg is not None else _created_of(session.get(watermark))
     marks = microcompact(
         session.messages(),
-        boundary_time,
+        w_created,
         boundary_msg.id,
         now_ms,
         on_change=session.refresh_part,
         tool_name_map=tool_name_map,
     )
-    if boundary_time is None:
+    if w_created is None:
         warnings.append("microcompaction skipped: the watermark message is unknown")
     if session.watermark != watermark:
         warnings.append(
