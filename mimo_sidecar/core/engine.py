@@ -20,11 +20,14 @@ from .config import RebuildConfig
 from .ids import IdMinter
 from .memory_files import MemoryRoot
 from .message import Json, Message
+from .outcomes import UsageSource
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
+from .request_size import prefix_tokens, request_tokens
 from .session import MAIN_AGENT, Session
 from .trigger import (
     BudgetWarnings,
+    choose_usage,
     is_overflow,
     last_finished,
     overflow_count,
@@ -58,7 +61,7 @@ class TriggerDecision:
     should_rebuild: bool
     hard: int
     budget: int | None
-    usage_source: str  # "request" | "last-finished" | "none"
+    usage_source: UsageSource
     warnings: tuple[str, ...] = ()
 
 
@@ -110,10 +113,15 @@ def decide_trigger(
 ) -> TriggerDecision:
     msgs = view if view is not None else session.context_view(agent_id)
     finished = last_finished(msgs)
-    source = "request"
+    ordering = session.ordering()
+    notes: tuple[str, ...] = ()
+    source: UsageSource = "request"
     if usage is None:
-        usage = finished.info.get("tokens") if finished is not None else None
-        source = "last-finished" if usage else "none"
+        choice = choose_usage(
+            msgs, ordering, session.view_start(agent_id), lambda: estimated_request_tokens(session, msgs)
+        )
+        usage, source = (dict(choice.tokens) if choice.tokens is not None else None), choice.source
+        notes = (choice.warning,) if choice.warning else ()
     model = model or model_from_history(msgs)
     line = usable_tokens(
         model.context_window if model else 0,
@@ -125,13 +133,20 @@ def decide_trigger(
     )
     count = int(overflow_count(usage)) if usage else 0
     overflow = bool(usage) and is_overflow(usage, line.usable, config, model.context_window if model else 0)
-    recovered = usage_recovered(msgs, session.ordering(), session.view_carriers(agent_id))
+    recovered = usage_recovered(msgs, ordering, session.view_carriers(agent_id))
     summary = finished is not None and finished.info.get("summary") is True
     should = overflow and not recovered and not summary and agent_id == MAIN_AGENT
-    warnings = tuple(line.warnings) + (() if model else ("no model limits known: overflow handling is off",))
+    warnings = (
+        tuple(line.warnings) + notes + (() if model else ("no model limits known: overflow handling is off",))
+    )
     return TriggerDecision(
         line.usable, count, overflow, recovered, should, line.hard, line.budget, source, warnings
     )
+
+
+def estimated_request_tokens(session: Session, view: Sequence[Message]) -> int:
+    """The request a view makes, estimated: the frozen prefix plus the messages the collapse keeps."""
+    return prefix_tokens(session.request_prefix) + request_tokens(view, session.ordering())
 
 
 def model_from_history(msgs: Sequence[Message]) -> ModelLimits | None:

@@ -245,6 +245,22 @@ def budget_ignored_warning(model_key: str, raw_json: str, problem: str) -> str:
     )
 
 
+def usage_from_earlier_step(finished_id: str, step_id: str) -> str:
+    """The trigger counted an earlier step's usage: the newest finished step carries none."""
+    return (
+        f"The newest finished step {finished_id} carries no usage: the trigger counts the usage of "
+        f"{step_id}, the newest step since the last boundary that has one."
+    )
+
+
+def usage_estimated(finished_id: str, tokens: int) -> str:
+    """The trigger counted the estimated request: no step since the last boundary has usage."""
+    return (
+        f"No step since the last boundary carries usage (the newest finished step is {finished_id}): "
+        f"the trigger counts the estimated size of the request instead, {tokens} tokens."
+    )
+
+
 def collapse_unknown_endpoint_warning(field: str, message_id: object) -> str:
     """§2.10/§11: sequence mode cannot order an endpoint it never registered, so nothing collapses."""
     return (
