@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from . import texts
-from .ids import IdMinter
+from .ids import IdMinter, IdScheme
 from .jstext import JS_WS_CLASS, js_trim
 from .memory_files import MemoryRoot
 from .message import Json, Message
@@ -197,11 +197,14 @@ def build_boundary(
     now_ms: int,
     minter: IdMinter,
     message_id: str | None = None,
+    id_scheme: IdScheme = "v2",
 ) -> BoundaryMessage:
-    """§7.3 steps 3–5: the boundary `{info, parts}`; raises ValueError on an empty rendered text."""
+    """§7.3 steps 3–5: the boundary `{info, parts}`; raises ValueError on an empty rendered text.
+
+    IDs not given are minted in `id_scheme` (the host's ascending scheme, issue 10 item 6)."""
     if not rendered_text:
         raise ValueError("an empty rebuild text must not be inserted (spec §7.3 step 1)")
-    mid = message_id if message_id is not None else minter.ascending("msg", now_ms)
+    mid = message_id if message_id is not None else minter.mint("msg", now_ms, id_scheme)
     created = (boundary_created_at if boundary_created_at is not None else now_ms) + 1
     bodies = [_checkpoint_part(watermark, digest_up_to, has_activity)]
     if index_text:
@@ -211,7 +214,7 @@ def build_boundary(
         bodies.append(_synthetic_text(actors_text))
     # Part IDs are minted in part order, so they ascend (§14.4).
     parts = [
-        {"id": minter.ascending("prt", now_ms), "sessionID": session_id, "messageID": mid, **b}
+        {"id": minter.mint("prt", now_ms, id_scheme), "sessionID": session_id, "messageID": mid, **b}
         for b in bodies
     ]
     return {"info": _boundary_info(mid, session_id, created, agent, model), "parts": parts}

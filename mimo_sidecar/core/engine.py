@@ -17,14 +17,14 @@ import orjson
 from . import texts
 from .boundary import LastMessageInfo, build_boundary, classify, microcompact, render_actors, render_index
 from .config import RebuildConfig
-from .ids import IdMinter
+from .ids import IdMinter, IdScheme, ascending_scheme
 from .memory_files import MemoryRoot
 from .message import Json, Message
 from .outcomes import UsageSource
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
 from .request_size import prefix_tokens, request_tokens
-from .session import MAIN_AGENT, Session
+from .session import MAIN_AGENT, Session, SessionError
 from .trigger import (
     BudgetWarnings,
     choose_usage,
@@ -259,6 +259,31 @@ def insert_gate(session: Session, memory: MemoryRoot, config: RebuildConfig, age
     return None
 
 
+def boundary_id_scheme(session: Session) -> IdScheme | None:
+    """The scheme the boundary's IDs are minted in, or None when the host must supply one.
+
+    In sequence mode, or while every ID is a v2 ID, MiMo's v2 IDs (spec §14.4). When the host
+    declared non-v2 IDs ascending, the boundary must sort among them by its ID: it is minted in the
+    scheme of the newest host ID when that is recognisable (legacy v1, OpenCode's), else None. A v2
+    ID there would sort after every later host ID, and no rebuild would ever trigger again (§4.4).
+    """
+    if not session.id_mode or session.all_ids_v2:
+        return "v2"
+    newest = session.newest_id()
+    return ascending_scheme(newest) if newest is not None else "v2"
+
+
+def require_boundary_id(session: Session, boundary_id: str | None) -> None:
+    """Raises SessionError `boundary-id-required` when the host must name the boundary's ID."""
+    if boundary_id is None and boundary_id_scheme(session) is None:
+        raise SessionError(
+            "boundary-id-required",
+            texts.boundary_id_required(session.newest_id() or ""),
+            "boundaryMessageId",
+            {"sessionId": session.session_id},
+        )
+
+
 def insert_messages(session: Session, reason: str) -> list[Message]:
     """`msgs` of §7: the full main slice for a manual rebuild (§7.7), else the main view."""
     return session.slice(MAIN_AGENT) if reason == "manual" else list(session.context_view(MAIN_AGENT))
@@ -284,6 +309,7 @@ def insert(
     `watermark` is the value read before any writer wait (D4). Nothing is changed unless the
     outcome is `rebuilt`.
     """
+    require_boundary_id(session, boundary_id)
     msgs = insert_messages(session, reason)
     d = digest_up_to or (msgs[-1].id if msgs else None)
     # D12: W is looked up in the whole session (and its inherited context), not only in `msgs`.
@@ -332,6 +358,7 @@ def insert(
         now_ms=now_ms,
         minter=minter,
         message_id=boundary_id,
+        id_scheme=boundary_id_scheme(session) or "v2",
     )
     boundary_msg = Message(boundary["info"], boundary["parts"])
     marks = microcompact(

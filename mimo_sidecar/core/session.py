@@ -116,6 +116,20 @@ class Session:
     def id_mode(self) -> bool:
         return self._declared_ascending or self._id_mode
 
+    @property
+    def declared_ascending(self) -> bool:
+        """The host declared that its message IDs sort in creation order (`idsAscending`)."""
+        return self._declared_ascending
+
+    @property
+    def all_ids_v2(self) -> bool:
+        """Every message ID registered so far is a MiMo v2 ascending ID."""
+        return self._id_mode
+
+    def newest_id(self) -> str | None:
+        """The greatest message ID as a plain string: the newest one in ID mode (spec §2.10)."""
+        return max(self._messages, default=None)
+
     def ordering(self) -> Ordering:
         return Ordering(self.id_mode, self._seq_of)
 

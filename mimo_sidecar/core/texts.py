@@ -245,6 +245,16 @@ def budget_ignored_warning(model_key: str, raw_json: str, problem: str) -> str:
     )
 
 
+def boundary_id_required(newest_host_id: str) -> str:
+    """rebuild/insert without boundaryMessageId where the sidecar cannot mint a sortable ID."""
+    return (
+        "boundaryMessageId: required for this session: its message IDs are declared ascending but "
+        f"are not MiMo v2 or legacy v1 IDs (newest: {newest_host_id!r}), so the sidecar cannot mint "
+        "a boundary ID that sorts after them and before the host's next ones; pass a new ID from "
+        "the host's own scheme."
+    )
+
+
 def usage_from_earlier_step(finished_id: str, step_id: str) -> str:
     """The trigger counted an earlier step's usage: the newest finished step carries none."""
     return (
