@@ -256,16 +256,52 @@ def _with_compacted(holder: Json, now_ms: int) -> Json:
     return {**holder, "time": {**(t if isinstance(t, dict) else {}), "compacted": now_ms}}
 
 
-def _mark(message: Message, index: int, marked_part: Json, on_change: OnChange | None) -> None:
-    message.parts[index] = marked_part
+@dataclass(frozen=True)
+class PlannedMark:
+    """A compaction mark microcompaction would set: on `message.parts[index]` (the part holding
+    the result), in its `state` for an inline tool part, else on the part itself."""
+
+    message: Message
+    index: int
+    inline: bool
+
+    @property
+    def part(self) -> Json:
+        return self.message.parts[self.index]
+
+
+def _apply(mark: PlannedMark, now_ms: int, on_change: OnChange | None) -> CompactMark:
+    part = mark.part
+    if mark.inline:
+        marked = {**part, "state": _with_compacted(part["state"], now_ms)}
+    else:
+        marked = _with_compacted(part, now_ms)
+    mark.message.parts[mark.index] = marked
     if on_change is not None:
-        on_change(message, index)
+        on_change(mark.message, mark.index)
+    return CompactMark(mark.message.id, part.get("id"), now_ms)
 
 
-def _compact_inline(message: Message, index: int, now_ms: int, on_change: OnChange | None) -> CompactMark:
-    part = message.parts[index]
-    _mark(message, index, {**part, "state": _with_compacted(part["state"], now_ms)}, on_change)
-    return CompactMark(message.id, part.get("id"), now_ms)
+def cleared_value(part: Json) -> Any:
+    """What the request replaces with the cleared placeholder once `part` carries a mark: an
+    inline state's output, a split result's content, a tool-role message's first text."""
+    ptype = part.get("type")
+    if ptype == "tool":
+        state = part.get("state")
+        return state.get("output") if isinstance(state, dict) else None
+    if ptype == "tool_result":
+        return part.get("content")
+    if ptype == "function_call_output":
+        return part.get("output")
+    return part.get("text") if ptype == "text" else None
+
+
+def is_marked(part: Json) -> bool:
+    """The part carries a compaction mark (where `microcompact` puts it)."""
+    state = part.get("state")
+    if part.get("type") == "tool" and isinstance(state, dict):
+        return _is_compacted(state)
+    return _is_compacted(part)
 
 
 def _inline_candidate(part: Json, names: Mapping[str, str]) -> bool:
@@ -308,18 +344,16 @@ def _is_inline_result(message: Message, part_index: int) -> bool:
     return part_index >= 0 and message.parts[part_index].get("type") == "tool"
 
 
-def _compact_split(
+def _plan_split(
     messages: Sequence[Message],
     first_later: int,
     later: Callable[[Message], bool],
     names: Mapping[str, str],
-    now_ms: int,
-    on_change: OnChange | None,
-) -> list[CompactMark]:
+) -> list[PlannedMark]:
     start = _issuer_window(messages, first_later)
     if start is None:
         return []
-    marks: list[CompactMark] = []
+    marks: list[PlannedMark] = []
     for call in logical_calls(messages[start:]).values():
         carrier, result = call.carrier, call.result
         if carrier is None or result is None or call.inline or not later(carrier):
@@ -332,10 +366,38 @@ def _compact_split(
         index = _result_holder_index(carrier, result.part_index)
         if index is None or _is_compacted(carrier.parts[index]):
             continue
-        part = carrier.parts[index]
-        _mark(carrier, index, _with_compacted(part, now_ms), on_change)
-        marks.append(CompactMark(carrier.id, part.get("id"), now_ms))
+        marks.append(PlannedMark(carrier, index, False))
     return marks
+
+
+def plan_microcompaction(
+    messages_all_slices: Sequence[Message],
+    boundary_time: int | None,
+    boundary_id: str | None,
+    *,
+    tool_name_map: Mapping[str, str] | None = None,
+) -> list[PlannedMark]:
+    """The marks `microcompact` would set, without setting them (see `microcompact`)."""
+    if boundary_time is None:
+        return []
+    names = tool_name_map or {}
+
+    def later(m: Message) -> bool:
+        return m.id != boundary_id and m.created > boundary_time
+
+    # Messages come in listing order, which is by `time.created`: the ones created after the
+    # boundary time are a suffix, so only the tail is visited, not the whole session.
+    first_later = len(messages_all_slices)
+    while first_later > 0 and messages_all_slices[first_later - 1].created > boundary_time:
+        first_later -= 1
+    marks: list[PlannedMark] = []
+    for message in messages_all_slices[first_later:]:
+        if not later(message):
+            continue
+        for index, part in enumerate(message.parts):
+            if _inline_candidate(part, names):
+                marks.append(PlannedMark(message, index, True))
+    return marks + _plan_split(messages_all_slices, first_later, later, names)
 
 
 def microcompact(
@@ -353,24 +415,14 @@ def microcompact(
 
     `boundary_time` None → nothing is marked (never fall back to 0); the caller reports a warning.
     """
-    if boundary_time is None:
-        return []
-    names = tool_name_map or {}
+    planned = plan_microcompaction(
+        messages_all_slices, boundary_time, boundary_id, tool_name_map=tool_name_map
+    )
+    return apply_marks(planned, now_ms, on_change)
 
-    def later(m: Message) -> bool:
-        return m.id != boundary_id and m.created > boundary_time
 
-    # Messages come in listing order, which is by `time.created`: the ones created after the
-    # boundary time are a suffix, so only the tail is visited, not the whole session.
-    first_later = len(messages_all_slices)
-    while first_later > 0 and messages_all_slices[first_later - 1].created > boundary_time:
-        first_later -= 1
-    marks: list[CompactMark] = []
-    for message in messages_all_slices[first_later:]:
-        if not later(message):
-            continue
-        for index, part in enumerate(message.parts):
-            if _inline_candidate(part, names):
-                marks.append(_compact_inline(message, index, now_ms, on_change))
-    marks += _compact_split(messages_all_slices, first_later, later, names, now_ms, on_change)
-    return marks
+def apply_marks(
+    planned: Sequence[PlannedMark], now_ms: int, on_change: OnChange | None = None
+) -> list[CompactMark]:
+    """Set the planned marks (`time.compacted = now_ms`), each on a copy of its part."""
+    return [_apply(mark, now_ms, on_change) for mark in planned]

@@ -15,15 +15,27 @@ from typing import Any
 import orjson
 
 from . import texts
-from .boundary import LastMessageInfo, build_boundary, classify, microcompact, render_actors, render_index
+from .boundary import (
+    CompactMark,
+    LastMessageInfo,
+    PlannedMark,
+    apply_marks,
+    build_boundary,
+    classify,
+    plan_microcompaction,
+    render_actors,
+    render_index,
+)
 from .config import RebuildConfig
+from .fidelity import FidelityReport, fidelity_report
 from .ids import IdMinter, IdScheme, ascending_scheme
 from .memory_files import MemoryRoot
 from .message import Json, Message
-from .outcomes import UsageSource
+from .outcomes import InsertOutcome, UsageSource
+from .recent_user import logical_window, newest_user_ask
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
-from .request_size import prefix_tokens, request_tokens
+from .request_size import RequestSizes, prefix_tokens, request_tokens
 from .session import MAIN_AGENT, Session, SessionError
 from .trigger import (
     BudgetWarnings,
@@ -71,19 +83,23 @@ class ComputeResult:
     watermark: WatermarkResult | None
     stored_watermark: str | None
     preview: RenderResult | None
-    preview_outcome: str | None
+    preview_outcome: InsertOutcome | None
+    fidelity: FidelityReport | None = None  # with the preview
+    sizes: RequestSizes | None = None  # with a preview that would rebuild or gain nothing
 
 
 @dataclass
 class InsertResult:
-    outcome: str
+    outcome: InsertOutcome
     message: Json | None = None
-    compacted: list[Any] = field(default_factory=list)
+    compacted: list[CompactMark] = field(default_factory=list)
     render: RenderResult | None = None
     watermark: str | None = None
     digest_up_to: str | None = None
     warnings: list[str] = field(default_factory=list)
     detail: str | None = None
+    fidelity: FidelityReport | None = None  # whenever a render happened
+    sizes: RequestSizes | None = None  # whenever a boundary was built (rebuilt, no-gain)
 
 
 @dataclass(frozen=True)
@@ -204,7 +220,8 @@ def render_inputs(
         caps=config.push_caps,
         tasks=session.listed_tasks(now_ms, config.task_archive_days),
         actors=session.active_actors(),
-        recent_candidates=session.newest(MAIN_AGENT, 200),
+        recent_candidates=logical_window(session.newest_first(MAIN_AGENT)),  # D11
+        newest_user_ask=newest_user_ask(session.newest_first(MAIN_AGENT)),  # D13
         tail=tail,
         last_message_info=last_info,
         agent_id=agent_id,
@@ -230,21 +247,33 @@ def compute(
     trigger = decide_trigger(session, config, model, usage, agent_id, warn_cache, view)
     wm = writer_watermark(session, main_view)
     outcome = insert_gate(session, memory, config, agent_id)
-    rendered = None
-    if preview and agent_id == MAIN_AGENT:
-        msgs = main_view
-        tail, _ = activity_tail(session, session.watermark, msgs[-1].id if msgs else None)
-        inputs = render_inputs(
-            session, memory, config, tail=tail, last_info=classify(msgs), agent_id=agent_id, now_ms=now_ms
-        )
-        rendered = render(inputs)
-        if outcome is None:
-            outcome = "rebuilt" if rendered.text else "insert-failed"
-    return ComputeResult(trigger, wm, session.watermark, rendered, outcome)
+    if not preview or agent_id != MAIN_AGENT:
+        return ComputeResult(trigger, wm, session.watermark, None, outcome)
+    stored = session.watermark
+    d = main_view[-1].id if main_view else None
+    tail, _ = activity_tail(session, stored, d)
+    inputs = render_inputs(
+        session, memory, config, tail=tail, last_info=classify(main_view), agent_id=agent_id, now_ms=now_ms
+    )
+    rendered = render(inputs)
+    fidelity = fidelity_report(inputs, rendered, messages_after(session, stored))
+    sizes = None
+    if outcome is None and stored is not None:
+        outcome = "insert-failed"
+        if rendered.text:
+            # A stand-in boundary: the real one differs only in its freshly minted IDs.
+            draft = _boundary(
+                session, memory, rendered, stored, d, None, None, now_ms, _DRAFT_MINTER, None, []
+            )
+            sizes, _ = request_sizes(session, main_view, draft, stored)
+            outcome = "no-gain" if _refused(config, sizes) else "rebuilt"
+    return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes)
 
 
 # -- insert (§7) --------------------------------------------------------------------------------
-def insert_gate(session: Session, memory: MemoryRoot, config: RebuildConfig, agent_id: str) -> str | None:
+def insert_gate(
+    session: Session, memory: MemoryRoot, config: RebuildConfig, agent_id: str
+) -> InsertOutcome | None:
     """The outcome that ends a rebuild before any rendering, or None to proceed (§7.1, §7.2, §8.1)."""
     if config.checkpoint_disabled:
         return "checkpoint-off"
@@ -289,6 +318,15 @@ def insert_messages(session: Session, reason: str) -> list[Message]:
     return session.slice(MAIN_AGENT) if reason == "manual" else list(session.context_view(MAIN_AGENT))
 
 
+def messages_after(session: Session, watermark: str | None) -> list[Message] | None:
+    """The main-slice messages created after W (creation order, §2.10); None when W is unknown."""
+    newest = next(session.newest_first(MAIN_AGENT), None)
+    if watermark is None or newest is None:
+        return None
+    after, problems = activity_tail(session, watermark, newest.id)
+    return None if problems else after
+
+
 def insert(
     session: Session,
     memory: MemoryRoot,
@@ -307,45 +345,76 @@ def insert(
     """Render, build and insert the boundary, then mark compactable results (§7.2–§7.5).
 
     `watermark` is the value read before any writer wait (D4). Nothing is changed unless the
-    outcome is `rebuilt`.
+    outcome is `rebuilt`. Raises SessionError when the host must name the boundary's ID.
     """
     require_boundary_id(session, boundary_id)
     msgs = insert_messages(session, reason)
     d = digest_up_to or (msgs[-1].id if msgs else None)
-    # D12: W is looked up in the whole session (and its inherited context), not only in `msgs`.
-    # When W lies behind an earlier boundary it is not in the view, and MiMo then stamps the
-    # boundary "now", which hides every live message after W; W + 1 keeps them in the view.
-    w_msg = session.find_in_context(watermark)
     tail, warnings = activity_tail(session, watermark, d)
-    last_info = classify(msgs)
     inputs = render_inputs(
-        session, memory, config, tail=tail, last_info=last_info, agent_id=MAIN_AGENT, now_ms=now_ms
+        session, memory, config, tail=tail, last_info=classify(msgs), agent_id=MAIN_AGENT, now_ms=now_ms
     )
+    result = InsertResult("insert-failed", watermark=watermark, digest_up_to=d, warnings=warnings)
     try:
         rendered = render(inputs)
     except Exception as exc:  # §7.3 step 1: a render error counts as an empty render
-        return InsertResult(
-            "insert-failed",
-            watermark=watermark,
-            digest_up_to=d,
-            warnings=warnings,
-            detail=f"rendering failed: {exc}",
-        )
+        result.detail = f"rendering failed: {exc}"
+        return result
+    result.render = rendered
+    result.fidelity = fidelity_report(inputs, rendered, messages_after(session, watermark))
     warnings += list(rendered.warnings)
     if not rendered.text:
-        return InsertResult(
-            "insert-failed",
-            render=rendered,
-            watermark=watermark,
-            digest_up_to=d,
-            warnings=warnings,
-            detail=rendered.empty_reason or "the rebuild text rendered empty",
+        result.detail = rendered.empty_reason or "the rebuild text rendered empty"
+        return result
+    boundary = _boundary(
+        session, memory, rendered, watermark, d, agent, model, now_ms, minter, boundary_id, warnings, msgs
+    )
+    view = session.context_view(MAIN_AGENT)
+    result.sizes, planned = request_sizes(session, view, boundary, watermark, tool_name_map)
+    if _refused(config, result.sizes):
+        result.outcome, result.detail = "no-gain", texts.no_gain(result.sizes.before, result.sizes.after)
+        return result
+    result.compacted = apply_marks(planned, now_ms, session.refresh_part)
+    if _created_of(session.find_in_context(watermark)) is None:
+        warnings.append("microcompaction skipped: the watermark message is unknown")
+    if session.watermark != watermark:
+        warnings.append(
+            "the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one"
         )
-    w_created = _created_of(w_msg)
-    boundary = build_boundary(
+    session.insert_boundary(boundary)
+    result.outcome, result.message = "rebuilt", boundary.to_json()
+    return result
+
+
+# A minter for stand-in boundaries (compute's dry run): deterministic, and separate from the
+# server's minter, whose counter must only move for IDs that are handed out.
+_DRAFT_MINTER = IdMinter(lambda n: bytes(n))
+
+
+def _boundary(
+    session: Session,
+    memory: MemoryRoot,
+    rendered: RenderResult,
+    watermark: str,
+    digest_up_to: str | None,
+    agent: str | None,
+    model: Json | None,
+    now_ms: int,
+    minter: IdMinter,
+    boundary_id: str | None,
+    warnings: list[str],
+    msgs: Sequence[Message] = (),
+) -> Message:
+    """The boundary message of §7.3 for a rendered text (not yet registered).
+
+    D12: W is looked up in the whole session (and its inherited context), not only in the view.
+    When W lies behind an earlier boundary it is not in the view, and MiMo then stamps the boundary
+    "now", which hides every live message after W; W + 1 keeps them in the view.
+    """
+    built = build_boundary(
         session_id=session.session_id,
         watermark=watermark,
-        digest_up_to=d,
+        digest_up_to=digest_up_to,
         has_activity=rendered.has_activity,
         rendered_text=rendered.text,
         index_text=_or_empty(lambda: render_index(memory, session.session_id), warnings, "checkpoint index"),
@@ -354,37 +423,38 @@ def insert(
         ),
         agent=agent or _last_user_field(msgs, "agent"),
         model=model or _last_user_field(msgs, "model"),
-        boundary_created_at=w_created,
+        boundary_created_at=_created_of(session.find_in_context(watermark)),
         now_ms=now_ms,
         minter=minter,
         message_id=boundary_id,
         id_scheme=boundary_id_scheme(session) or "v2",
     )
-    boundary_msg = Message(boundary["info"], boundary["parts"])
-    marks = microcompact(
+    return Message(built["info"], built["parts"])
+
+
+def request_sizes(
+    session: Session,
+    view: Sequence[Message],
+    boundary: Message,
+    watermark: str,
+    tool_name_map: dict[str, str] | None = None,
+) -> tuple[RequestSizes, list[PlannedMark]]:
+    """The request now (over `view`) and once `boundary` is inserted and microcompaction has
+    marked the results after W, estimated (§12); and those planned marks."""
+    planned = plan_microcompaction(
         session.messages(),
-        w_created,
-        boundary_msg.id,
-        now_ms,
-        on_change=session.refresh_part,
+        _created_of(session.find_in_context(watermark)),
+        boundary.id,
         tool_name_map=tool_name_map,
     )
-    if w_created is None:
-        warnings.append("microcompaction skipped: the watermark message is unknown")
-    if session.watermark != watermark:
-        warnings.append(
-            "the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one"
-        )
-    session.insert_boundary(boundary_msg)
-    return InsertResult(
-        "rebuilt",
-        message=boundary_msg.to_json(),
-        compacted=marks,
-        render=rendered,
-        watermark=watermark,
-        digest_up_to=d,
-        warnings=warnings,
-    )
+    ordering = session.ordering()
+    after = request_tokens(session.view_with(boundary), ordering, planned)
+    return RequestSizes(request_tokens(view, ordering), after), planned
+
+
+def _refused(config: RebuildConfig, sizes: RequestSizes) -> bool:
+    """The inflation guard: a rebuild must make the request smaller."""
+    return config.inflation_guard and sizes.after >= sizes.before
 
 
 def _or_empty(make: Callable[[], str], warnings: list[str], what: str) -> str:
@@ -405,7 +475,7 @@ def _created_of(message: Message | None) -> int | None:
     return int(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else None
 
 
-def _last_user_field(msgs: list[Message], name: str) -> Any:
+def _last_user_field(msgs: Sequence[Message], name: str) -> Any:
     for m in reversed(msgs):
         if m.role == "user" and name in m.info:
             return m.info[name]

@@ -245,6 +245,35 @@ def budget_ignored_warning(model_key: str, raw_json: str, problem: str) -> str:
     )
 
 
+# Fidelity report reasons (team wording; reported to the host, never sent to the model)
+ASK_OUTSIDE_WINDOW = "outside the window of the newest 200 messages"
+ASK_OVER_SECTION_CAP = "its entry did not fit the section's recent_user cap"
+ASK_SECTION_CAP_TOO_SMALL = "recent_user is too small to hold even a truncated entry"
+ASK_DISABLED = "Recent user input is disabled (recent_user = 0)"
+ASK_SHED = "shed by the total cap (push_caps.total, D7)"
+NOT_RENDERED = "nothing was rendered"
+TASK_CUT_BY_CAP = "cut by the ledger's tasks_ledger cap"
+TASK_NESTED = "a subtask of a subtask: the ledger shows two levels"
+TASK_PARENT_UNLISTED = "its parent task is not in the list (archived or unknown)"
+ERROR_AFTER_DIGEST = "after digestUpTo: it stays in the live messages after the boundary"
+ERROR_NO_ACTIVITY = "no activity list was rendered"
+ERROR_LINE_CAP = "cut by the activity list's 200-line cap"
+
+
+def user_ask_appended(reason: str) -> str:
+    """Section report: D13 appended the newest ask to Recent user input."""
+    return f"newest user ask appended (D13): {reason}"
+
+
+def no_gain(before: int, after: int) -> str:
+    """rebuild/insert outcome no-gain: the inflation guard refused the rebuild."""
+    return (
+        f"The rebuild would not make the request smaller (about {before} tokens now, {after} with the "
+        "boundary), so nothing was inserted. Continue without a rebuild; a later checkpoint with a "
+        "newer watermark covers more and will gain."
+    )
+
+
 def boundary_id_required(newest_host_id: str) -> str:
     """rebuild/insert without boundaryMessageId where the sidecar cannot mint a sortable ID."""
     return (

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..core.outcomes import InsertOutcome, UsageSource
 from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId
 
 NonNegative = Annotated[int, Field(ge=0)]
@@ -116,7 +117,7 @@ class TriggerInfo(Result):
     budget: int | None = Field(
         None, description="The working-window budget from compaction.max_context, if any."
     )
-    usage_source: Literal["request", "last-finished", "none"]
+    usage_source: UsageSource
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -131,7 +132,9 @@ class WatermarkInfo(Result):
 
 
 class PreviewInfo(Result):
-    outcome: str = Field(description="What rebuild/insert would answer now, without waiting for a writer.")
+    outcome: InsertOutcome = Field(
+        description="What rebuild/insert would answer now, without waiting for a writer."
+    )
     report: RenderReport
 
 
@@ -152,16 +155,6 @@ class ComputeResult(Result):
 
 
 InsertReason = Literal["auto", "overflow", "manual"]
-InsertOutcome = Literal[
-    "rebuilt",
-    "insert-failed",
-    "writer-failed",
-    "no-checkpoint",
-    "no-watermark",
-    "not-main-agent",
-    "checkpoint-off",
-    "memory-write-off",
-]
 
 
 class TurnModel(Params):
