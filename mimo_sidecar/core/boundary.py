@@ -269,14 +269,17 @@ class PlannedMark:
     def part(self) -> Json:
         return self.message.parts[self.index]
 
+    def marked(self, now_ms: int) -> Json:
+        """A copy of the part carrying the mark (the host's dicts are never mutated)."""
+        part = self.part
+        if self.inline:
+            return {**part, "state": _with_compacted(part["state"], now_ms)}
+        return _with_compacted(part, now_ms)
+
 
 def _apply(mark: PlannedMark, now_ms: int, on_change: OnChange | None) -> CompactMark:
     part = mark.part
-    if mark.inline:
-        marked = {**part, "state": _with_compacted(part["state"], now_ms)}
-    else:
-        marked = _with_compacted(part, now_ms)
-    mark.message.parts[mark.index] = marked
+    mark.message.parts[mark.index] = mark.marked(now_ms)
     if on_change is not None:
         on_change(mark.message, mark.index)
     return CompactMark(mark.message.id, part.get("id"), now_ms)

@@ -265,7 +265,7 @@ def compute(
             draft = _boundary(
                 session, memory, rendered, stored, d, None, None, now_ms, _DRAFT_MINTER, None, []
             )
-            sizes, _ = request_sizes(session, main_view, draft, stored)
+            sizes, _ = request_sizes(session, main_view, draft, stored, now_ms)
             outcome = "no-gain" if _refused(config, sizes) else "rebuilt"
     return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes)
 
@@ -370,7 +370,7 @@ def insert(
         session, memory, rendered, watermark, d, agent, model, now_ms, minter, boundary_id, warnings, msgs
     )
     view = session.context_view(MAIN_AGENT)
-    result.sizes, planned = request_sizes(session, view, boundary, watermark, tool_name_map)
+    result.sizes, planned = request_sizes(session, view, boundary, watermark, now_ms, tool_name_map)
     if _refused(config, result.sizes):
         result.outcome, result.detail = "no-gain", texts.no_gain(result.sizes.before, result.sizes.after)
         return result
@@ -437,10 +437,11 @@ def request_sizes(
     view: Sequence[Message],
     boundary: Message,
     watermark: str,
+    now_ms: int,
     tool_name_map: dict[str, str] | None = None,
 ) -> tuple[RequestSizes, list[PlannedMark]]:
     """The request now (over `view`) and once `boundary` is inserted and microcompaction has
-    marked the results after W, estimated (§12); and those planned marks."""
+    marked the results after W (at `now_ms`), estimated (§12); and those planned marks."""
     planned = plan_microcompaction(
         session.messages(),
         _created_of(session.find_in_context(watermark)),
@@ -448,7 +449,7 @@ def request_sizes(
         tool_name_map=tool_name_map,
     )
     ordering = session.ordering()
-    after = request_tokens(session.view_with(boundary), ordering, planned)
+    after = request_tokens(session.view_with(boundary), ordering, planned, now_ms)
     return RequestSizes(request_tokens(view, ordering), after), planned
 
 

@@ -64,7 +64,7 @@ class FidelityReport:
     newest_user_ask: UserAskFidelity
     tasks: TasksFidelity
     newest_tool_error: ToolErrorFidelity | None  # None: no tool error after the watermark
-    cut_sections: tuple[str, ...]  # section keys cut by their own caps
+    cut_sections: tuple[str, ...]  # section keys cut by their own caps (and not shed)
     shed_sections: tuple[str, ...]  # section keys shed, wholly or partly, by the total cap (D7)
 
 
@@ -76,7 +76,7 @@ def fidelity_report(
         user_ask_fidelity(inputs, rendered),
         tasks_fidelity(inputs.tasks, rendered),
         tool_error_fidelity(inputs.tail, rendered, after_watermark),
-        tuple(s.key for s in rendered.sections if s.truncated),
+        tuple(s.key for s in rendered.sections if s.truncated and not s.shed),
         tuple(s.key for s in rendered.sections if s.shed),
     )
 

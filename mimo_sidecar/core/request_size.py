@@ -19,7 +19,7 @@ from .boundary import PlannedMark, cleared_value, is_marked
 from .collapse import collapse
 from .jsjson import js_json_length
 from .jstext import est_len
-from .message import Json, Message
+from .message import Json, Message, part_tokens
 from .ordering import Ordering
 
 _PLACEHOLDER_TOKENS = est_len(js_json_length(texts.CLEARED_TOOL_RESULT) or 0)
@@ -34,14 +34,20 @@ class RequestSizes:
     after: int  # the boundary plus the view after it, collapsed by the new boundary
 
 
-def request_tokens(view: Sequence[Message], ordering: Ordering, planned: Sequence[PlannedMark] = ()) -> int:
+def request_tokens(
+    view: Sequence[Message], ordering: Ordering, planned: Sequence[PlannedMark] = (), now_ms: int = 0
+) -> int:
     """Estimated tokens of a request over `view`: the stored messages the collapse keeps, less
-    what their compaction marks (and the `planned` ones) replace with the cleared placeholder."""
+    what their compaction marks replace with the cleared placeholder; `planned` marks (to be set
+    at `now_ms`) are counted as if they were set."""
     kept = collapse(list(view), ordering).messages
     total = sum(m.tokens - _cleared_tokens(m) for m in kept)
     if planned:
         sent = {id(p) for m in kept for p in m.parts}
-        total -= sum(cleared_tokens(mark.part) for mark in planned if id(mark.part) in sent)
+        for mark in planned:
+            if id(mark.part) in sent:
+                marked = mark.marked(now_ms)
+                total += part_tokens(marked) - part_tokens(mark.part) - cleared_tokens(marked)
     return total
 
 
