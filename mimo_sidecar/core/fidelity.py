@@ -21,7 +21,7 @@ from typing import Literal
 
 from . import texts
 from .message import Json, Message
-from .render import KEY_RECENT_USER, RenderInputs, RenderResult, task_id_text
+from .render import RenderInputs, RenderResult, task_id_text
 from .session import ENDED_TASK_STATUSES
 from .shapes import LogicalCall, logical_calls
 from .tail_digest import tool_line
@@ -91,16 +91,14 @@ def user_ask_fidelity(inputs: RenderInputs, rendered: RenderResult) -> UserAskFi
     if rendered.text and ask.id in content.user_entry_ids:
         status: AskStatus = "truncated" if ask.id in content.truncated_user_ids else "verbatim"
         return UserAskFidelity(status, ask.id, appended is not None, appended)
-    return UserAskFidelity("missing", ask.id, False, _missing_reason(inputs, rendered, ask.id))
+    return UserAskFidelity("missing", ask.id, False, _missing_reason(inputs, rendered))
 
 
-def _missing_reason(inputs: RenderInputs, rendered: RenderResult, ask_id: str) -> str:
+def _missing_reason(inputs: RenderInputs, rendered: RenderResult) -> str:
     if not rendered.text:
         return texts.NOT_RENDERED + (f" ({rendered.empty_reason})" if rendered.empty_reason else "")
     if inputs.caps.recent_user <= 0:
         return texts.ASK_DISABLED
-    if f"{KEY_RECENT_USER}:{ask_id}" in rendered.shed_units:
-        return texts.ASK_SHED
     return rendered.content.user_ask_unfit or texts.ASK_SECTION_CAP_TOO_SMALL
 
 

@@ -585,18 +585,19 @@ def _shed_section(layout: _Layout, key: str) -> str | None:
     return key
 
 
-def _shed_oldest_entry(layout: _Layout) -> str | None:
+def _shed_oldest_entry(layout: _Layout, keep: str | None) -> str | None:
     block = layout.block(KEY_RECENT_USER)
-    if not block.entries or not block.lines:
-        return None
+    if not block.entries or not block.lines or block.entries[0][0] == keep:
+        return None  # D13: the newest user ask is never shed
     mid, _ = block.entries.pop(0)
     block.set_lines(_recent_user_lines(block.entries))
     block.shed = True
     return f"{KEY_RECENT_USER}:{mid}"
 
 
-def _apply_total_cap(layout: _Layout, total: int) -> list[str]:
-    """D7: remove units in the fixed order, re-joining after each, until est ≤ total."""
+def _apply_total_cap(layout: _Layout, total: int, keep: str | None) -> list[str]:
+    """D7: remove units in the fixed order, re-joining after each, until est ≤ total. The entry
+    of message `keep` (the newest user ask, D13) is never removed."""
     shed: list[str] = []
     for key in SHED_ORDER:
         if layout.tokens() <= total:
@@ -607,7 +608,7 @@ def _apply_total_cap(layout: _Layout, total: int) -> list[str]:
     recent = layout.block(KEY_RECENT_USER)
     entries_before = len(recent.entries or [])
     while layout.tokens() > total:
-        unit = _shed_oldest_entry(layout)
+        unit = _shed_oldest_entry(layout, keep)
         if unit is None:
             break
         shed.append(unit)
@@ -706,7 +707,8 @@ def render(inputs: RenderInputs) -> RenderResult:
     has_activity = bool(blocks[-1].lines)
     layout = _Layout([texts.PREAMBLE, ""], blocks, _foot_lines(has_activity, inputs.last_message_info))
     total = inputs.caps.total
-    shed = _apply_total_cap(layout, total) if total is not None else []
+    ask = inputs.newest_user_ask.id if inputs.newest_user_ask is not None else None
+    shed = _apply_total_cap(layout, total, ask) if total is not None else []
     text = layout.text()
     tokens = est(text)
     return RenderResult(

@@ -259,12 +259,15 @@ def test_disabled_section_reports_the_ask_missing(tmp_path) -> None:
     assert (ask.status, ask.reason) == ("missing", texts.ASK_DISABLED)
 
 
-def test_shed_by_the_total_cap_reports_the_ask_missing(tmp_path) -> None:
-    inputs = _inputs([user("u1", text("a rather long ask " * 50), created=T0)], tmp_path, PushCaps(total=60))
+def test_the_total_cap_never_sheds_the_newest_ask(tmp_path) -> None:
+    """D7 sheds Recent user entries oldest first; D13 keeps the newest ask, over the cap if need be."""
+    messages = [user(f"u{i}", text(f"a rather long ask {i} " * 50), created=T0 + i) for i in range(3)]
+    inputs = _inputs(messages, tmp_path, PushCaps(total=60))
     result = render(inputs)
-    assert "recent_user:u1" in result.shed_units
+    assert result.shed_units[-2:] == ["recent_user:u0", "recent_user:u1"]
+    assert "a rather long ask 2" in result.text and result.over_cap
     ask = fidelity_report(inputs, result, None).newest_user_ask
-    assert (ask.status, ask.reason) == ("missing", texts.ASK_SHED)
+    assert (ask.status, ask.message_id) == ("verbatim", "u2")
 
 
 def test_no_ask_at_all(tmp_path) -> None:
