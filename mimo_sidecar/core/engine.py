@@ -189,17 +189,22 @@ def writer_watermark(session: Session, main_view: Sequence[Message] | None = Non
 # -- rendering inputs --------------------------------------------------------------------------
 def activity_tail(
     session: Session, watermark: str | None, digest_up_to: str | None
-) -> tuple[list[Message] | None, list[str]]:
-    """Main-slice messages with ord(W) < ord(m) <= ord(D) (§8.5.9), or None without both ends."""
-    if not watermark or not digest_up_to:
-        return None, []
+) -> tuple[list[Message] | None, list[Message] | None, list[str]]:
+    """Main-slice messages with ord(W) < ord(m) <= ord(D) (§8.5.9), or None without both ends;
+    and, from the same pass, every main-slice message after W (None when W is unknown), which the
+    fidelity report searches for the newest tool error."""
+    if not watermark:
+        return None, None, []
     ordering = session.ordering()
     lo, hi = ordering.key(watermark), ordering.key(digest_up_to)
-    if lo is None or hi is None:
-        return [], [
-            f"activity slice skipped: unknown endpoint ({'watermark' if lo is None else 'digestUpTo'})"
-        ]
-    return [m for m in session.slice(MAIN_AGENT) if lo < ordering.key_of(m) <= hi], []
+    if lo is None:
+        return ([] if digest_up_to else None), None, [texts.activity_slice_skipped("watermark")]
+    after = [m for m in session.slice(MAIN_AGENT) if lo < ordering.key_of(m)]
+    if not digest_up_to:
+        return None, after, []
+    if hi is None:
+        return [], after, [texts.activity_slice_skipped("digestUpTo")]
+    return [m for m in after if ordering.key_of(m) <= hi], after, []
 
 
 def render_inputs(
@@ -251,12 +256,12 @@ def compute(
         return ComputeResult(trigger, wm, session.watermark, None, outcome)
     stored = session.watermark
     d = main_view[-1].id if main_view else None
-    tail, _ = activity_tail(session, stored, d)
+    tail, after, _ = activity_tail(session, stored, d)
     inputs = render_inputs(
         session, memory, config, tail=tail, last_info=classify(main_view), agent_id=agent_id, now_ms=now_ms
     )
     rendered = render(inputs)
-    fidelity = fidelity_report(inputs, rendered, messages_after(session, stored))
+    fidelity = fidelity_report(inputs, rendered, after)
     sizes = None
     if outcome is None and stored is not None:
         outcome = "insert-failed"
@@ -318,15 +323,6 @@ def insert_messages(session: Session, reason: str) -> list[Message]:
     return session.slice(MAIN_AGENT) if reason == "manual" else list(session.context_view(MAIN_AGENT))
 
 
-def messages_after(session: Session, watermark: str | None) -> list[Message] | None:
-    """The main-slice messages created after W (creation order, §2.10); None when W is unknown."""
-    newest = next(session.newest_first(MAIN_AGENT), None)
-    if watermark is None or newest is None:
-        return None
-    after, problems = activity_tail(session, watermark, newest.id)
-    return None if problems else after
-
-
 def insert(
     session: Session,
     memory: MemoryRoot,
@@ -350,7 +346,7 @@ def insert(
     require_boundary_id(session, boundary_id)
     msgs = insert_messages(session, reason)
     d = digest_up_to or (msgs[-1].id if msgs else None)
-    tail, warnings = activity_tail(session, watermark, d)
+    tail, after, warnings = activity_tail(session, watermark, d)
     inputs = render_inputs(
         session, memory, config, tail=tail, last_info=classify(msgs), agent_id=MAIN_AGENT, now_ms=now_ms
     )
@@ -361,7 +357,7 @@ def insert(
         result.detail = f"rendering failed: {exc}"
         return result
     result.render = rendered
-    result.fidelity = fidelity_report(inputs, rendered, messages_after(session, watermark))
+    result.fidelity = fidelity_report(inputs, rendered, after)
     warnings += list(rendered.warnings)
     if not rendered.text:
         result.detail = rendered.empty_reason or "the rebuild text rendered empty"

@@ -273,6 +273,11 @@ def no_gain(before: int, after: int) -> str:
     )
 
 
+def activity_slice_skipped(endpoint: str) -> str:
+    """Sequence mode cannot order an endpoint it never registered: no activity list (§2.10)."""
+    return f"activity slice skipped: unknown endpoint ({endpoint})"
+
+
 def boundary_id_required(newest_host_id: str) -> str:
     """rebuild/insert without boundaryMessageId where the sidecar cannot mint a sortable ID."""
     return (
