@@ -214,6 +214,10 @@ OUTCOME_TEXTS = {
         "A checkpoint exists but rebuilding from it failed. Nothing changed and no compaction happened. "
         "Run /rebuild again, and report the problem if it keeps happening."
     ),
+    "no-gain": (
+        "The context was not rebuilt: the checkpoint summary plus the recent messages would not be "
+        "smaller than the conversation as it is. Nothing changed; a later checkpoint will cover more."
+    ),
 }
 NOTICE_MEMORY_WRITE_OFF = (
     "Memory writing is disabled, so this session cannot have a checkpoint and its context was compacted "

@@ -96,6 +96,7 @@ SESSION_ERROR_CODES: dict[str, ErrorSpec] = {
     "invalid": INVALID_SESSION_DATA,
     "writer-state": WRITER_STATE,
     "watermark-unavailable": WATERMARK_UNAVAILABLE,
+    "boundary-id-required": INVALID_PARAMS,  # a param the session's ID scheme makes required
 }
 
 INTERNAL_MESSAGE = "internal error in the sidecar (details are in its log)"
@@ -131,4 +132,6 @@ def from_session_error(method: str, err: SessionError) -> JsonRpcException:
         data.update(err.data)
     elif err.data is not None:
         data["detail"] = err.data
+    if spec is INVALID_PARAMS and err.field is not None:  # -32602 always lists its problems
+        data["errors"] = [{"field": field_path(err.field), "message": str(err), "type": "missing"}]
     return rpc_error(spec, f"{method}: {text}", data)

@@ -105,9 +105,12 @@ def compute_result(session: Session, res: engine.ComputeResult, include_text: bo
         stored_watermark=res.stored_watermark,
         writer_in_flight=session.writer.in_flight,
         preview=None
-        if res.preview is None
+        if res.preview is None or res.fidelity is None
         else w.PreviewInfo(
-            outcome=res.preview_outcome or "insert-failed", report=report_of(res.preview, include_text)
+            outcome=res.preview_outcome or "insert-failed",
+            report=report_of(res.preview, include_text),
+            fidelity=w.FidelityReport.of(res.fidelity),
+            sizes=w.RequestSizes.of(res.sizes) if res.sizes is not None else None,
         ),
     )
 
@@ -129,6 +132,8 @@ def insert_result(session: Session, res: engine.InsertResult, wait: w.WaitInfo |
         wait=wait,
         status_text=texts.OUTCOME_TEXTS.get(res.outcome),
         detail=res.detail,
+        fidelity=w.FidelityReport.of(res.fidelity) if res.fidelity is not None else None,
+        sizes=w.RequestSizes.of(res.sizes) if res.sizes is not None else None,
         warnings=res.warnings,
     )
 
@@ -170,6 +175,7 @@ async def run_insert(
     ls: SidecarServer, p: w.InsertParams, memory: MemoryRoot, status: StatusReporter
 ) -> w.InsertResult:
     session = ls.state.require(p.session_id)
+    engine.require_boundary_id(session, p.boundary_message_id)  # before any wait
     config = ls.state.config
     gate = engine.insert_gate(session, memory, config, p.agent_id)
     wait = None
