@@ -98,6 +98,14 @@ def inline_tool(
     return {"type": "tool", "callID": call_id, "tool": name, "state": state}
 
 
+def pondering(host: Host, mid: str, t: int, words: str = "weighing ") -> dict[str, Any]:
+    """An assistant step with long reasoning: what a rebuild with W at this step saves, so that
+    the inflation guard lets it through."""
+    return host.msg(
+        mid, "assistant", t, {"type": "reasoning", "text": words * 3000}, txt("ok"), finish="stop"
+    )
+
+
 def write_checkpoint(client: LanguageClient, sid: str) -> None:
     sdir: Path = client.memory_root / "sessions" / sid  # type: ignore[attr-defined]
     sdir.mkdir(parents=True, exist_ok=True)
@@ -208,14 +216,7 @@ def _ids(mode: str, names: list[str], start: int) -> dict[str, str]:
 def _d12_history(host: Host, ids: dict[str, str], t0: int) -> list[dict]:
     return [
         host.msg(ids["u1"], "user", t0, txt("port the parser")),
-        host.msg(
-            ids["a1"],
-            "assistant",
-            t0 + 10,
-            {"type": "reasoning", "text": "weighing " * 3000},
-            txt("reading"),
-            finish="stop",
-        ),
+        pondering(host, ids["a1"], t0 + 10),
         host.msg(ids["u2"], "user", t0 + 20, txt("keep the public API")),
         host.msg(
             ids["a2"],
@@ -343,14 +344,7 @@ async def test_fidelity_report_tasks_and_newest_tool_error(rb: LanguageClient):
     host = Host(sid)
     msgs = [
         host.msg("m01", "user", T0, txt("fix the build")),
-        host.msg(
-            "m02",
-            "assistant",
-            T0 + 10,
-            {"type": "reasoning", "text": "planning " * 3000},
-            txt("on it"),
-            finish="stop",
-        ),
+        pondering(host, "m02", T0 + 10, "planning "),
         host.msg("m03", "user", T0 + 20, txt("the CI is red too")),
         host.msg(
             "m04",
@@ -519,14 +513,7 @@ async def test_unknown_ascending_ids_require_boundary_message_id(rb: LanguageCli
     host = Host(sid)
     msgs = [
         host.msg("0001", "user", T0, txt("port the parser")),
-        host.msg(
-            "0002",
-            "assistant",
-            T0 + 10,
-            {"type": "reasoning", "text": "weighing " * 3000},
-            txt("ok"),
-            finish="stop",
-        ),
+        pondering(host, "0002", T0 + 10),
         host.msg("0003", "user", T0 + 20, txt("go on")),
         host.msg("0004", "assistant", T0 + 30, txt("done"), finish="stop"),
     ]

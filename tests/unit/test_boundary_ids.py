@@ -16,7 +16,7 @@ from mimo_sidecar.core.ids import IdMinter, ascending_scheme, is_v1, timestamp_o
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.session import MessageUpsert, Session, SessionError, SyncBatch
-from tests.unit.builders import assistant, sized_text, text, usage, user
+from tests.unit.builders import assistant, checkpoint_memory, sized_text, text, usage, user
 
 T0 = 1_790_000_000_000  # after the 26th v1 wrap (2026-08-14): v1 IDs start with low hex digits
 SID = "ses_ids"
@@ -63,10 +63,7 @@ class _Host:
 
 @pytest.fixture
 def memory(tmp_path) -> MemoryRoot:
-    sdir = tmp_path / "sessions" / SID
-    sdir.mkdir(parents=True)
-    (sdir / "checkpoint.md").write_text("Topic: ids\n\n## Intent\n\nKeep rebuilding.\n")
-    return MemoryRoot(str(tmp_path))
+    return checkpoint_memory(tmp_path, SID)
 
 
 def test_after_a_rebuild_and_new_host_turns_the_next_trigger_fires(memory: MemoryRoot) -> None:

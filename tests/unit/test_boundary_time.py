@@ -14,8 +14,8 @@ from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
-from tests.unit.builders import assistant, text, tool, usage, user
+from mimo_sidecar.core.session import Session
+from tests.unit.builders import assistant, checkpoint_memory, sync, text, tool, usage, user
 
 T0 = 1_700_000_000_000
 SID = "ses_d12"
@@ -51,16 +51,9 @@ def _msgs(ids: dict[str, str], names: list[str]) -> list[Message]:
     return [made[n]() for n in sorted(names, key=index.__getitem__)]
 
 
-def _sync(session: Session, messages: list[Message]) -> None:
-    session.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in messages]))
-
-
 @pytest.fixture
 def memory(tmp_path) -> MemoryRoot:
-    sdir = tmp_path / "memory" / "sessions" / SID
-    sdir.mkdir(parents=True)
-    (sdir / "checkpoint.md").write_text("# Session checkpoint\nTopic: lexer port\n\n## Intent\n\nPort it.\n")
-    return MemoryRoot(str(tmp_path / "memory"))
+    return checkpoint_memory(tmp_path, SID, "Topic: lexer port\n\n## Intent\n\nPort it.\n")
 
 
 def _insert(session: Session, memory: MemoryRoot, minter: IdMinter, now: int) -> engine.InsertResult:
@@ -73,8 +66,7 @@ def _insert(session: Session, memory: MemoryRoot, minter: IdMinter, now: int) ->
 @pytest.mark.parametrize("mode", ["id", "seq"])
 def test_second_insert_behind_the_first_boundary_keeps_the_live_tail(memory: MemoryRoot, mode: str) -> None:
     ids = _ids(mode)
-    session = Session(SID, "proj")
-    _sync(session, _msgs(ids, ["u1", "a1", "u2", "a2"]))
+    session = sync(Session(SID, "proj"), _msgs(ids, ["u1", "a1", "u2", "a2"]))
     assert session.id_mode is (mode == "id")
     session.watermark = ids["a1"]
     minter = IdMinter()
@@ -83,7 +75,7 @@ def test_second_insert_behind_the_first_boundary_keeps_the_live_tail(memory: Mem
     assert first.message["info"]["time"]["created"] == T0 + 11
 
     # New host turns; the stored watermark has not moved (no writer succeeded since).
-    _sync(session, _msgs(ids, ["u3", "a3"]))
+    sync(session, _msgs(ids, ["u3", "a3"]))
     second = _insert(session, memory, minter, T0 + 2_000)
     assert second.outcome == "rebuilt" and second.message is not None
     # W is behind the first boundary, not in the view; still W + 1, not now + 1.
@@ -105,12 +97,11 @@ def test_second_insert_behind_the_first_boundary_keeps_the_live_tail(memory: Mem
 def test_second_insert_marks_only_results_after_w(memory: MemoryRoot, mode: str) -> None:
     """Microcompaction keeps using W's time, so a result before W is never marked (spec §7.5)."""
     ids = _ids(mode)
-    session = Session(SID, "proj")
-    _sync(session, _msgs(ids, ["u1", "a1", "u2", "a2"]))
+    session = sync(Session(SID, "proj"), _msgs(ids, ["u1", "a1", "u2", "a2"]))
     session.watermark = ids["a2"]  # the read result is at or before W
     minter = IdMinter()
     _insert(session, memory, minter, T0 + 1_000)
-    _sync(session, _msgs(ids, ["u3", "a3"]))
+    sync(session, _msgs(ids, ["u3", "a3"]))
     second = _insert(session, memory, minter, T0 + 2_000)
     assert second.outcome == "rebuilt" and second.compacted == []
     assert second.message is not None and second.message["info"]["time"]["created"] == T0 + 31

@@ -19,8 +19,19 @@ from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.render import RenderInputs, render
-from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
-from tests.unit.builders import assistant, reasoning, text, tool, tool_result, tool_use, usage, user
+from mimo_sidecar.core.session import Session
+from tests.unit.builders import (
+    assistant,
+    checkpoint_memory,
+    reasoning,
+    session_of,
+    text,
+    tool,
+    tool_result,
+    tool_use,
+    usage,
+    user,
+)
 
 T0 = 1_700_000_000_000
 SID = "ses_fid"
@@ -147,10 +158,7 @@ def test_cut_and_shed_sections(tmp_path) -> None:
 # -- in engine results -----------------------------------------------------------------------------
 @pytest.fixture
 def memory(tmp_path) -> MemoryRoot:
-    sdir = tmp_path / "memory" / "sessions" / SID
-    sdir.mkdir(parents=True)
-    (sdir / "checkpoint.md").write_text("Topic: lexer\n\n## Intent\n\nFix it.\n")
-    return MemoryRoot(str(tmp_path / "memory"))
+    return checkpoint_memory(tmp_path, SID)
 
 
 def _session() -> Session:
@@ -166,8 +174,7 @@ def _session() -> Session:
             tokens=usage(185_000),
         ),
     ]
-    s = Session(SID, "proj")
-    s.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in msgs]))
+    s = session_of(msgs, SID)
     s.tasks = [_task("T1", "in_progress")]
     s.watermark = "m02"
     return s
@@ -190,15 +197,10 @@ def test_insert_and_compute_carry_the_same_report(memory: MemoryRoot) -> None:
 
 
 def test_failed_render_still_reports(tmp_path) -> None:
-    root = tmp_path / "m"
-    (root / "sessions" / SID).mkdir(parents=True)
-    (root / "sessions" / SID / "checkpoint.md").write_text("  \n")
-    s = Session(SID)
-    s.apply(SyncBatch(upsert_messages=[MessageUpsert({"id": "a1", "role": "assistant"}, [text("x")])]))
+    root = checkpoint_memory(tmp_path, SID, "  \n")  # exists, but blank
+    s = session_of([assistant("a1", text("x"))], SID)
     s.watermark = "a1"
     config = RebuildConfig(push_caps=PushCaps(recent_user=0))
-    res = engine.insert(
-        s, MemoryRoot(str(root)), config, watermark="a1", reason="auto", now_ms=T0, minter=IdMinter()
-    )
+    res = engine.insert(s, root, config, watermark="a1", reason="auto", now_ms=T0, minter=IdMinter())
     assert res.outcome == "insert-failed" and res.fidelity is not None
     assert res.fidelity.newest_user_ask.status == "none" and res.sizes is None

@@ -17,11 +17,14 @@ from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.request_build import build_messages
 from mimo_sidecar.core.request_size import cleared_tokens, request_tokens
-from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
+from mimo_sidecar.core.session import Session
 from tests.unit.builders import (
     assistant,
+    checkpoint_memory,
     compaction,
     reasoning,
+    session_of,
+    sync,
     text,
     tool,
     tool_result,
@@ -37,16 +40,11 @@ BIG_READ = "export function lex() {}\n" * 400  # about 2 500 tokens
 
 @pytest.fixture
 def memory(tmp_path) -> MemoryRoot:
-    sdir = tmp_path / "sessions" / SID
-    sdir.mkdir(parents=True)
-    (sdir / "checkpoint.md").write_text("Topic: lexer\n\n## Intent\n\n" + "Stream the tokens lazily.\n" * 40)
-    return MemoryRoot(str(tmp_path))
+    return checkpoint_memory(tmp_path, SID, "Topic: lexer\n\n## Intent\n\n" + "Stream lazily.\n" * 40)
 
 
 def _open(messages: list[Message]) -> Session:
-    s = Session(SID, "proj")
-    s.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in messages]))
-    return s
+    return session_of(messages, SID)
 
 
 def _tiny() -> Session:
@@ -56,6 +54,26 @@ def _tiny() -> Session:
             assistant("m02", text("looking"), created=T0 + 10),
             user("m03", text("keep the API"), created=T0 + 20),
             assistant("m04", text("done"), created=T0 + 30, tokens=usage(185_000)),
+        ]
+    )
+    s.watermark = "m02"
+    return s
+
+
+def _read_turn(thinking: bool) -> Session:
+    """u, a (with long reasoning or not), u, then a big `read`; W = the first assistant step."""
+    a1 = [reasoning("thinking " * 3000)] if thinking else []
+    s = _open(
+        [
+            user("m01", text("fix the lexer"), created=T0),
+            assistant("m02", *a1, text("looking"), created=T0 + 10),
+            user("m03", text("keep the API"), created=T0 + 20),
+            assistant(
+                "m04",
+                tool("c1", "read", {"path": "lexer.ts"}, output=BIG_READ),
+                finish="tool-calls",
+                created=T0 + 30,
+            ),
         ]
     )
     s.watermark = "m02"
@@ -84,20 +102,8 @@ def test_a_rebuild_that_would_not_shrink_the_request_is_refused(memory: MemoryRo
 
 
 def test_the_sizes_predict_the_request_after_the_rebuild(memory: MemoryRoot) -> None:
-    msgs = [
-        user("m01", text("fix the lexer"), created=T0),
-        assistant("m02", reasoning("thinking " * 3000), text("looking"), created=T0 + 10),
-        user("m03", text("keep the API"), created=T0 + 20),
-        assistant(
-            "m04",
-            tool("c1", "read", {"path": "lexer.ts"}, output=BIG_READ),
-            finish="tool-calls",
-            created=T0 + 30,
-        ),
-        assistant("m05", text("done"), created=T0 + 40, tokens=usage(185_000)),
-    ]
-    s = _open(msgs)
-    s.watermark = "m02"
+    s = _read_turn(thinking=True)
+    sync(s, [assistant("m05", text("done"), created=T0 + 40, tokens=usage(185_000))])
     now = request_tokens(s.context_view(), s.ordering())
     res = _insert(s, memory, RebuildConfig())
     assert res.outcome == "rebuilt" and res.sizes is not None
@@ -107,19 +113,7 @@ def test_the_sizes_predict_the_request_after_the_rebuild(memory: MemoryRoot) -> 
 
 def test_planned_compaction_counts_as_gain(memory: MemoryRoot) -> None:
     """digestUpTo before a big read: the read stays live but is cleared, which is the gain."""
-    msgs = [
-        user("m01", text("fix the lexer"), created=T0),
-        assistant("m02", text("looking"), created=T0 + 10),
-        user("m03", text("keep the API"), created=T0 + 20),
-        assistant(
-            "m04",
-            tool("c1", "read", {"path": "lexer.ts"}, output=BIG_READ),
-            finish="tool-calls",
-            created=T0 + 30,
-        ),
-    ]
-    s = _open(msgs)
-    s.watermark = "m02"
+    s = _read_turn(thinking=False)
     res = _insert(s, memory, RebuildConfig(), digest_up_to="m03")
     assert res.outcome == "rebuilt" and res.sizes is not None and res.sizes.after < res.sizes.before
     assert len(res.compacted) == 1
@@ -132,7 +126,7 @@ def test_planned_compaction_counts_as_gain(memory: MemoryRoot) -> None:
 def test_a_newer_boundary_keeps_the_view_and_nothing_is_gained(memory: MemoryRoot) -> None:
     s = _tiny()
     later = user("c1", compaction(), text("summary of everything"), created=T0 + 25)
-    s.apply(SyncBatch(upsert_messages=[MessageUpsert(later.info, later.parts)]))
+    sync(s, [later])
     draft = Message({"id": "msg_b", "role": "user", "time": {"created": T0 + 11}}, [text("boundary")])
     assert [m.id for m in s.view_with(draft)] == [m.id for m in s.view()] == ["c1", "m04"]
     res = _insert(s, memory, RebuildConfig())

@@ -29,7 +29,7 @@ from mimo_sidecar.core.recent_user import (
     recent_user_entries,
 )
 from mimo_sidecar.core.render import RenderInputs, render
-from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
+from mimo_sidecar.core.session import Session
 from tests.unit.builders import (
     assistant,
     function,
@@ -37,6 +37,7 @@ from tests.unit.builders import (
     function_call_output,
     msg,
     reasoning,
+    session_of,
     text,
     tool,
     tool_message,
@@ -132,9 +133,7 @@ def conversation(step: Step, asks: int = ASKS, steps: int = STEPS) -> list[Messa
 
 
 def _open(messages: list[Message]) -> Session:
-    s = Session(SID, "proj")
-    s.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in messages]))
-    return s
+    return session_of(messages, SID)
 
 
 def _recent_user_section(text_: str) -> str:

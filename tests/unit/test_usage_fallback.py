@@ -12,12 +12,20 @@ import pytest
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.request_size import prefix_tokens, request_tokens
 from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
 from mimo_sidecar.core.trigger import choose_usage, has_usage
-from tests.unit.builders import assistant, seq_ordering, sized_text, text, usage, user
+from tests.unit.builders import (
+    assistant,
+    checkpoint_memory,
+    seq_ordering,
+    session_of,
+    sized_text,
+    text,
+    usage,
+    user,
+)
 
 T0 = 1_700_000_000_000
 SID = "ses_usage"
@@ -25,9 +33,7 @@ SMALL_MODEL = engine.ModelLimits(20_000, 0, 4_000, "openai", "gpt")  # usable = 
 
 
 def _open(messages: list[Message], **kw) -> Session:
-    s = Session(SID, "proj", **kw)
-    s.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in messages]))
-    return s
+    return session_of(messages, SID, **kw)
 
 
 def _codex_like(n_steps: int, step_tokens: int) -> list[Message]:
@@ -94,10 +100,7 @@ def test_usage_from_before_the_boundary_is_never_counted_again(tmp_path) -> None
     """After a rebuild, the steps of the tail measured the request the boundary replaced: a new
     step without usage falls back to the estimate of the new (smaller) request, so one usage
     record never rebuilds twice (spec §4.4)."""
-    sdir = tmp_path / "sessions" / SID
-    sdir.mkdir(parents=True)
-    (sdir / "checkpoint.md").write_text("Topic: t\n\n## Intent\n\nwork\n")
-    memory = MemoryRoot(str(tmp_path))
+    memory = checkpoint_memory(tmp_path, SID)
     msgs = _codex_like(40, 500)
     msgs[-1].info["tokens"] = usage(19_000)  # the step that triggered, measured by the host
     s = _open(msgs)
