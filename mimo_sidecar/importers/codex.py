@@ -297,6 +297,9 @@ class _Rollout:
         if info is not None:
             self.context_window = as_count(info.get("model_context_window")) or self.context_window
         entries = self._latest_response()
+        if self.context_window:
+            for entry in entries:
+                entry.info.setdefault("limit", {"context": self.context_window})
         if tokens is None or not entries or any(e.usage is not None for e in entries):
             self.report.skip("event_msg token_count (no step to attach it to)")
         else:
