@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from .fields import Json, as_dict, as_list, nonempty_str
+from .fields import Json, as_dict, as_list, as_str, nonempty_str
 from .source import Record
 
 MESSAGE_TYPES = frozenset({"user", "assistant"})
@@ -45,7 +45,7 @@ class ActiveBranch:
 
 
 def is_message(record: Json) -> bool:
-    return record.get("type") in MESSAGE_TYPES and nonempty_str(record.get("uuid")) is not None
+    return as_str(record.get("type")) in MESSAGE_TYPES and nonempty_str(record.get("uuid")) is not None
 
 
 def is_compact_boundary(record: Json) -> bool:

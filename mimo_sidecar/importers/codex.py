@@ -243,7 +243,7 @@ class _Rollout:
             self.carrier = None
         self.assistant.records += 1
         self.assistant.parts.extend(_output_parts(item, self.path, rec.line))
-        self.assistant.calls = self.assistant.calls or item.get("type") in CALL_ITEMS
+        self.assistant.calls = self.assistant.calls or as_str(item.get("type")) in CALL_ITEMS
         self._turn_id(self.assistant, item)
 
     def _output(self, item: Json, rec: Record, mid: str) -> None:
@@ -346,7 +346,7 @@ class _Rollout:
             (
                 i.get("encrypted_content")
                 for i in history
-                if isinstance(i, dict) and i.get("type") in COMPACTION_ITEMS
+                if isinstance(i, dict) and as_str(i.get("type")) in COMPACTION_ITEMS
             ),
             None,
         )
@@ -417,7 +417,7 @@ def _input_part(block: Any, path: Path, line: int) -> Json:
 def _output_parts(item: Json, path: Path, line: int) -> list[Json]:
     """An output item as parts: an assistant message gives one text part per `output_text`."""
     if item.get("type") != "message":
-        if item.get("type") in CALL_ITEMS and not nonempty_str(item.get("call_id")):
+        if as_str(item.get("type")) in CALL_ITEMS and not nonempty_str(item.get("call_id")):
             raise TranscriptError(path, f"{item.get('type')} without a call_id", line=line)
         return [_strip_metadata(item)]
     blocks = as_list(item.get("content"))

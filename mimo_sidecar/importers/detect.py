@@ -22,6 +22,7 @@ from pathlib import Path
 import orjson
 
 from .errors import TranscriptError
+from .fields import as_str
 from .source import peek_jsonl, read_bytes
 
 CODEX_ENVELOPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
@@ -92,7 +93,7 @@ def _whole_document(data: bytes) -> object:
 def _detect_jsonl(path: Path, data: bytes) -> str:
     codex = claude = 0
     for record in peek_jsonl(data):
-        kind = record.get("type")
+        kind = as_str(record.get("type"))
         if (
             (kind in CODEX_ENVELOPES and "payload" in record)
             or "record_type" in record

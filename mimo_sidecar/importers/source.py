@@ -109,8 +109,8 @@ def peek_jsonl(data: bytes, limit: int = 50) -> list[dict[str, Any]]:
     for raw in data.split(b"\n", 4 * limit)[: 4 * limit]:
         if len(found) >= limit:
             break
-        try:
-            value = orjson.loads(raw)
+        try:  # damaged bytes do not hide the format: the reader reports them with their line
+            value = orjson.loads(raw.decode("utf-8", errors="replace"))
         except orjson.JSONDecodeError:
             continue
         if isinstance(value, dict):
