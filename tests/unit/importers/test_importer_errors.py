@@ -226,9 +226,34 @@ def _mangle(data: bytes, how: str, position: float, payload: bytes) -> bytes:
 
 
 JSON_NOISE = st.sampled_from(
-    [b"{", b"}", b"[", b"]", b'"', b",", b":", b"null", b"0", b"-1", b"1e999", b"\xff", b"\xc3", b"\n", b"\\u0000",
-     b'"type"', b'"id"', b'""', b"{}", b"[]", b"true", b'"user"', b'"assistant"', b'"tool_use"', b"\xe2\x80\xa8"]
-)  # fmt: skip
+    [
+        b"{",
+        b"}",
+        b"[",
+        b"]",
+        b'"',
+        b",",
+        b":",
+        b"null",
+        b"0",
+        b"-1",
+        b"1e999",
+        b"\xff",
+        b"\xc3",
+        b"\n",
+        b"\\u0000",
+        b'"type"',
+        b'"id"',
+        b'""',
+        b"{}",
+        b"[]",
+        b"true",
+        b'"user"',
+        b'"assistant"',
+        b'"tool_use"',
+        b"\xe2\x80\xa8",
+    ]
+)
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -254,11 +279,18 @@ def test_mangled_input_never_raises_anything_but_transcript_error(
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=8)
     | st.sampled_from(["user", "assistant", "tool_use", "tool_result", "text", "compaction", "message", ""]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["type", "id", "role", "content", "text"]), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["type", "id", "role", "content", "text"]), inner, max_size=3)
+    ),
     max_leaves=6,
-)  # fmt: skip
+)
 
 
 def _slots(value: object) -> list[tuple[object, object]]:
