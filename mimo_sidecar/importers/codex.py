@@ -206,7 +206,7 @@ class _Rollout:
         info: Json = {"id": mid, "role": "user"}
         if role != "user":
             info["providerRole"] = role
-        self.out.append(Draft(info, parts, line=rec.line, created=epoch_ms(rec.data.get("timestamp"))))
+        self.out.append(_draft(info, parts, rec))
 
     def _genuine(self, text: str) -> bool:
         """User text the user typed: not a harness injection. When the rollout has `user_message`
@@ -231,14 +231,7 @@ class _Rollout:
                 info["modelID"] = self.model
             if self.context_window:
                 info["limit"] = {"context": self.context_window}
-            self.assistant = Draft(
-                info,
-                [],
-                line=rec.line,
-                created=epoch_ms(rec.data.get("timestamp")),
-                response=self.response,
-                records=0,
-            )
+            self.assistant = _draft(info, [], rec, response=self.response, records=0)
             self.out.append(self.assistant)
             self.carrier = None
         self.assistant.records += 1
@@ -251,13 +244,7 @@ class _Rollout:
             raise TranscriptError(self.path, f"{item.get('type')} without a call_id", line=rec.line)
         self.assistant = None  # model output after this belongs to a new stored entry
         if self.carrier is None:
-            self.carrier = Draft(
-                {"id": mid, "role": CARRIER_ROLE},
-                [],
-                line=rec.line,
-                created=epoch_ms(rec.data.get("timestamp")),
-                records=0,
-            )
+            self.carrier = _draft({"id": mid, "role": CARRIER_ROLE}, [], rec, records=0)
             self.out.append(self.carrier)
         self.carrier.records += 1
         self.carrier.parts.append(_strip_metadata(item))
@@ -369,11 +356,21 @@ class _Rollout:
         if isinstance(encrypted, str) and encrypted:
             part["encrypted_content"] = encrypted
         parts = [part] + [synthetic({"type": "text", "text": t}) for t in texts or [] if t]
-        self.out.append(
-            Draft(
-                {"id": mid, "role": "user"}, parts, line=rec.line, created=epoch_ms(rec.data.get("timestamp"))
-            )
-        )
+        self.out.append(_draft({"id": mid, "role": "user"}, parts, rec))
+
+
+def _draft(
+    info: Json, parts: list[Json], rec: Record, *, response: str | None = None, records: int = 1
+) -> Draft:
+    return Draft(
+        info,
+        parts,
+        line=rec.line,
+        created=epoch_ms(rec.data.get("timestamp")),
+        response=response,
+        records=records,
+        provider_items=True,
+    )
 
 
 def _is_genuine_user(draft: Draft) -> bool:
@@ -423,22 +420,22 @@ def _output_parts(item: Json, path: Path, line: int) -> list[Json]:
     blocks = as_list(item.get("content"))
     if blocks is None:
         raise TranscriptError(path, "assistant message without a content list", line=line)
-    item_id = nonempty_str(item.get("id"))
-    phase = nonempty_str(item.get("phase"))
+    openai: Json = {}  # MiMo's place for provider data on a text part (metadata.openai.itemId)
+    if (item_id := nonempty_str(item.get("id"))) is not None:
+        openai["itemId"] = item_id
+    if (phase := nonempty_str(item.get("phase"))) is not None:
+        openai["phase"] = phase
     parts = []
-    for index, block in enumerate(blocks):
+    for block in blocks:
         part = as_dict(block)
         if part is None or not nonempty_str(part.get("type")):
             raise TranscriptError(path, "message content items must be objects with a type", line=line)
         if part["type"] == "output_text":
             extra = {k: v for k, v in part.items() if k not in ("type", "text") and v not in (None, [], {})}
-            part = {"type": "text", "text": part.get("text", ""), **extra}
-        else:
-            part = dict(part)
-        if phase is not None:
-            part["phase"] = phase
-        if item_id is not None:
-            part["id"] = item_id if len(blocks) == 1 else f"{item_id}.{index}"
+            meta = {**openai, **extra}
+            part = {"type": "text", "text": part.get("text", "")}
+            if meta:
+                part["metadata"] = {"openai": meta}
         parts.append(part)
     return parts
 

@@ -15,7 +15,9 @@ does what every format needs the same way:
   file's order disagrees (a late write), so that the sidecar's listing order (`time.created`, then
   creation order) equals the order given here. A message without a timestamp takes the previous one.
 - **IDs.** Message IDs are the host's; a repeated ID keeps its first message. Parts without an `id`
-  get `<messageID>.<index>`, stable from run to run.
+  get `<messageID>.<index>`, stable from run to run, except OpenAI Responses items: their `id` is
+  the provider's item ID (`rs_…`, `fc_…`), which a request may send back, so a made-up one must
+  never stand in for it.
 - **Slices** are merged into one list by time (stable: the main slice first on ties), each slice
   keeping its own order.
 """
@@ -30,6 +32,23 @@ from .fields import Json, nonempty_str
 from .report import ImportReport
 
 MAIN_AGENT = "main"
+# Responses items and content parts (CONTRACT-split-parts.md): `id`, when present, is the provider's.
+RESPONSES_ITEM_TYPES = frozenset(
+    {
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "tool_search_call",
+        "tool_search_output",
+        "image_generation_call",
+        "input_image",
+        "input_file",
+    }
+)
 FINISH_TOOL_CALLS = "tool-calls"
 FINISH_STOP = "stop"
 
@@ -50,6 +69,7 @@ class Draft:
     usage: Json | None = None  # `tokens` mapped from a usage recorded on this entry
     calls: bool = False  # this entry issues at least one tool call
     keep_finish: bool = False  # the host already set `finish`/`tokens` (OpenCode): leave them
+    provider_items: bool = False  # parts are OpenAI Responses items (Codex): no made-up item IDs
 
     @property
     def id(self) -> str:
@@ -168,6 +188,8 @@ def _with_id(part: Json, draft: Draft, index: int, path: str) -> Json:
         )
     pid: Any = part.get("id")
     if pid is None:
+        if draft.provider_items and part["type"] in RESPONSES_ITEM_TYPES:
+            return part
         return {"id": f"{draft.id}.{index}", **part}
     if not nonempty_str(pid):
         raise TranscriptError(

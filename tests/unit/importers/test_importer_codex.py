@@ -40,12 +40,15 @@ def test_a_turn_becomes_user_assistant_and_a_tool_carrier(tmp_path: Path) -> Non
     assistant, carrier = params["messages"][3:]
     assert [p["type"] for p in assistant["parts"]] == ["reasoning", "text", "function_call"]
     assert assistant["parts"][0]["id"] == "rs_1" and assistant["parts"][0]["encrypted_content"]
+    # A MiMo text part: a sidecar part ID; the provider's item ID and phase in metadata.openai.
     assert assistant["parts"][1] == {
+        "id": f"{assistant['info']['id']}.1",
         "type": "text",
         "text": "Listing them.",
-        "phase": "commentary",
-        "id": "msg_1",
+        "metadata": {"openai": {"itemId": "msg_1", "phase": "commentary"}},
     }
+    # Responses items keep the provider's `id` (rs_1 above) and never get a made-up one.
+    assert "id" not in assistant["parts"][2] and "id" not in carrier["parts"][0]
     info = assistant["info"]
     assert (info["providerID"], info["modelID"], info["finish"]) == ("openai", "gpt-test-codex", "tool-calls")
     assert info["tokens"] == {
@@ -228,7 +231,7 @@ def test_images_in_user_items_and_tool_outputs_are_kept(tmp_path: Path) -> None:
     rollout.output("call_v", [{"type": "input_text", "text": "shown"}, picture])
     result = run(tmp_path, rollout)
     ask = [m for m in result.params["messages"] if m["info"]["role"] == "user"][-1]
-    assert ask["parts"][1] == {"id": f"{ask['info']['id']}.1", **picture}
+    assert ask["parts"][1] == picture  # as written: a content part has no ID of its own
     assert result.params["messages"][-1]["parts"][0]["output"][1] == picture
 
 
