@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import TranscriptError
-from .fields import Json, as_count, as_dict, as_list, nonempty_str
+from .fields import Json, as_dict, as_list, nonempty_str
 from .report import ImportReport
 from .session_builder import Draft
 
@@ -36,32 +36,6 @@ def finish_of(stop_reason: Any) -> str | None:
     if reason is None:
         return None
     return STOP_REASONS.get(reason, reason)
-
-
-def tokens_of(usage: Any) -> Json | None:
-    """Anthropic `usage` as spec §2.1 `tokens`; None when no count was recorded.
-
-    Anthropic's `input_tokens` already excludes cache reads and writes, which are reported apart.
-    Reasoning tokens are not reported separately (they are part of `output_tokens`): 0.
-    """
-    usage = as_dict(usage)
-    if usage is None:
-        return None
-    counts = {
-        key: as_count(usage.get(key))
-        for key in ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    }
-    if counts["input_tokens"] is None and counts["output_tokens"] is None:
-        return None
-    return {
-        "input": counts["input_tokens"] or 0,
-        "output": counts["output_tokens"] or 0,
-        "reasoning": 0,
-        "cache": {
-            "read": counts["cache_read_input_tokens"] or 0,
-            "write": counts["cache_creation_input_tokens"] or 0,
-        },
-    }
 
 
 def blocks_of(content: Any, path: str, line: int | None, where: str | None = None) -> list[Json]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import anthropic
+from . import anthropic, usage
 from .claude_dag import active_branch, is_compact_boundary, is_message
 from .errors import TranscriptError
 from .fields import Json, as_dict, as_str, epoch_ms, nonempty_str
@@ -169,7 +169,7 @@ class _FileReader:
                 created=epoch_ms(data.get("timestamp")),
                 response=self.last_response,
                 stop=anthropic.finish_of(message.get("stop_reason")),
-                usage=anthropic.tokens_of(message.get("usage")),
+                usage=usage.from_anthropic(message.get("usage")),
                 calls=anthropic.issues_calls(blocks),
             )
         )

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import anthropic
+from . import anthropic, usage
 from .errors import TranscriptError
 from .fields import Json, as_count, as_dict, as_list, epoch_ms, nonempty_str
 from .harness import CLINE_RESULT_HEADER, is_cline_user_text, synthetic
@@ -132,18 +132,6 @@ def _answered_call(block: Json, pending: list[Json]) -> Json | None:
 
 
 def _tokens_of(metrics: Any) -> Json | None:
-    """`metrics.tokens` {prompt, completion, cached} as spec §2.1 `tokens`. Cline follows OpenAI's
-    naming: `prompt` includes the cached tokens, which are reported as cache reads."""
-    tokens = as_dict((as_dict(metrics) or {}).get("tokens"))
-    if tokens is None:
-        return None
-    prompt, completion = as_count(tokens.get("prompt")), as_count(tokens.get("completion"))
-    if prompt is None and completion is None:
-        return None
-    cached = min(as_count(tokens.get("cached")) or 0, prompt or 0)
-    return {
-        "input": (prompt or 0) - cached,
-        "output": completion or 0,
-        "reasoning": 0,
-        "cache": {"read": cached, "write": 0},
-    }
+    """`metrics.tokens {prompt, completion, cached}`: Cline uses OpenAI's names and meaning."""
+    tokens = as_dict((as_dict(metrics) or {}).get("tokens")) or {}
+    return usage.from_openai_counts(tokens.get("prompt"), tokens.get("completion"), tokens.get("cached"))

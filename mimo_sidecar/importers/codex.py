@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import usage
 from .errors import TranscriptError
 from .fields import Json, as_count, as_dict, as_list, as_str, epoch_ms, nonempty_str
 from .harness import CODEX_MARKERS, starts_with_marker, synthetic
@@ -440,22 +441,14 @@ def _output_parts(item: Json, path: Path, line: int) -> list[Json]:
     return parts
 
 
-def _tokens_of(usage: Json | None) -> Json | None:
-    """Responses usage as spec §2.1 `tokens`. OpenAI's `input_tokens` include the cached ones and
-    `output_tokens` include reasoning: `input` is the uncached part and `total` is kept."""
-    if usage is None:
+def _tokens_of(last: Json | None) -> Json | None:
+    """`token_count.info.last_token_usage`: the usage of the response it ends."""
+    if last is None:
         return None
-    inp, out = as_count(usage.get("input_tokens")), as_count(usage.get("output_tokens"))
-    if inp is None and out is None:
-        return None
-    cached = min(as_count(usage.get("cached_input_tokens")) or 0, inp or 0)
-    tokens: Json = {
-        "input": (inp or 0) - cached,
-        "output": out or 0,
-        "reasoning": as_count(usage.get("reasoning_output_tokens")) or 0,
-        "cache": {"read": cached, "write": 0},
-    }
-    total = as_count(usage.get("total_tokens"))
-    if total:
-        tokens["total"] = total
-    return tokens
+    return usage.from_openai_counts(
+        last.get("input_tokens"),
+        last.get("output_tokens"),
+        last.get("cached_input_tokens"),
+        last.get("reasoning_output_tokens"),
+        last.get("total_tokens"),
+    )

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import orjson
 
+from .codex import ENVELOPES
 from .errors import TranscriptError
 from .fields import as_str
 from .source import peek_jsonl, read_bytes
 
-CODEX_ENVELOPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 CLAUDE_TYPES = frozenset(
     {
         "user",
@@ -95,7 +95,7 @@ def _detect_jsonl(path: Path, data: bytes) -> str:
     for record in peek_jsonl(data):
         kind = as_str(record.get("type"))
         if (
-            (kind in CODEX_ENVELOPES and "payload" in record)
+            (kind in ENVELOPES and "payload" in record)
             or "record_type" in record
             or (kind is None and "instructions" in record and "id" in record)
         ):
