@@ -19,8 +19,8 @@ TEXT_SUFFIX = "#text"  # ID suffix of the user message split from a carrier
 RESULT_TYPE = "tool_result"
 USE_TYPE = "tool_use"
 
-# Stop reasons onto `finish` (spec §2.1): a tool stop is "tool-calls", a natural end "stop"; the
-# others keep AI SDK names where one exists, else the provider's own word.
+# Stop reasons onto `finish` (behavior.md#finish-values): a tool stop is "tool-calls", a natural
+# end "stop"; the others keep AI SDK names where one exists, else the provider's own word.
 STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -72,7 +72,8 @@ def user_turn(
     Tool results first (the Messages API wants them first). When the rest of the turn holds more
     than harness text (something the user typed or attached), it becomes a user message of its own,
     `<mid>#text`, right after a pure carrier: the sidecar never reads user input from a carrier
-    (spec §8.5.4), so the user's words would otherwise be invisible to "Recent user input".
+    (behavior.md#section-recent-user), so the user's words would otherwise be invisible to "Recent
+    user input".
     """
     results = [b for b in blocks if b.get("type") == RESULT_TYPE]
     rest = [b for b in blocks if b.get("type") != RESULT_TYPE]

@@ -1,8 +1,9 @@
 """The newest genuine user ask of an imported session, by the sidecar's own rule.
 
-"Genuine" is what "Recent user input" (spec §8.5.4) would quote: a main-slice user message that is
-not a carrier and not a boundary, with non-synthetic, non-blank text. The rule is the core's
-(`render.is_recent_user_candidate`, `render.raw_user_text`), applied to the imported params.
+"Genuine" is what "Recent user input" (behavior.md#section-recent-user) would quote: a main-slice
+user message that is not a carrier and not a boundary, with non-synthetic, non-blank text. The rule
+is the core's (`render.is_recent_user_candidate`, `render.raw_user_text`), applied to the imported
+params.
 """
 
 from __future__ import annotations

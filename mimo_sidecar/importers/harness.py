@@ -1,9 +1,9 @@
 """Text the agent harness injected into the user's turn, told apart from what the user wrote.
 
-Such text is sent to the model, so it is imported, but as `synthetic: true` (spec §2.5): "Recent
-user input" and the newest genuine user ask then skip it, and the user's own asks stay plain user
-text. Each tool marks its injections differently; the lists below are per tool, matched at the
-start of the text (after leading whitespace).
+Such text is sent to the model, so it is imported, but as `synthetic: true`
+(behavior.md#text-flags): "Recent user input" and the newest genuine user ask then skip it, and the
+user's own asks stay plain user text. Each tool marks its injections differently; the lists below
+are per tool, matched at the start of the text (after leading whitespace).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """OpenCode sessions: `opencode export` JSON, or the on-disk storage layout (JSON files).
 
-OpenCode's messages are already the sidecar's inline shape (`info` + `parts`, spec §2), so they
-are kept as they are: every `info` and part field, `finish`/`tokens` as OpenCode recorded them,
-in-flight (`pending`/`running`) tools included. Only their shape is checked, and `time.created`
-is normalised to milliseconds (raised where the order disagrees, session_builder.py).
+OpenCode's messages are already the sidecar's inline shape (`info` + `parts`,
+behavior.md#data-model), so they are kept as they are: every `info` and part field,
+`finish`/`tokens` as OpenCode recorded them, in-flight (`pending`/`running`) tools included. Only
+their shape is checked, and `time.created` is normalised to milliseconds (raised where the order
+disagrees, session_builder.py).
 
 - Export: `{info: Session, messages: [{info, parts}], todos?}`, messages in OpenCode's order.
 - Storage (`~/.local/share/opencode/storage/`, before OpenCode moved to SQLite):

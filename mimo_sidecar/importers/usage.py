@@ -1,4 +1,5 @@
-"""Provider usage records as spec §2.1 `tokens`: `{input, output, reasoning, cache: {read, write}, total?}`.
+"""Provider usage records as the `tokens` of an assistant message (behavior.md#messages):
+`{input, output, reasoning, cache: {read, write}, total?}`.
 
 `tokens` is set only from a recorded usage: a record without counts gives None, never zeros (the
 trigger would read them as "nothing used").
@@ -36,7 +37,7 @@ def from_openai_counts(
 ) -> Json | None:
     """OpenAI-style counts: the prompt count *includes* the cached tokens, so `input` is the
     uncached part and the cached ones are cache reads; `total` is kept when recorded (the trigger
-    uses it first, spec §4.2)."""
+    uses it first, behavior.md#overflow-test)."""
     inp, out = as_count(prompt), as_count(completion)
     if inp is None and out is None:
         return None
