@@ -93,9 +93,8 @@ class _FileReader:
     main_thread: bool
     queued: list[_Queued] = field(default_factory=list)
     steering: list[Draft] = field(default_factory=list)
-    claimed_entries: set[int] = field(
-        default_factory=set
-    )  # lines of user entries that delivered queued input
+    # Lines of the user entries that delivered a queued input (each delivers one).
+    claimed_entries: set[int] = field(default_factory=set)
     last_response: str | None = None
 
     @property
@@ -119,6 +118,8 @@ class _FileReader:
                     self._boundary(rec)
                 else:
                     self._message(rec)
+            elif rec.line in branch.repeated:
+                self.report.skip("record repeating an earlier uuid (a resumed session's copy)")
             elif kind == "queue-operation":
                 self._queue_operation(rec, user_texts)
             else:
@@ -289,7 +290,7 @@ def _skip_reason(data: Json, main_thread: bool) -> str:
     if is_message(data):
         if main_thread and data.get("isSidechain") is True:
             return "inline sidechain entry"
-        return f"{kind} entry off the active branch (or a repeated uuid)"
+        return f"{kind} entry off the active branch"
     if kind == "system":
         return f"system record ({as_str(data.get('subtype')) or 'no subtype'})"
     return f"{kind} record"

@@ -36,10 +36,9 @@ COMPACT_BOUNDARY = "compact_boundary"
 
 @dataclass
 class ActiveBranch:
-    records: list[Record] = field(
-        default_factory=list
-    )  # message records and compaction boundaries, file order
-    repeated_uuids: int = 0  # records whose uuid appeared earlier in the file (the earlier one wins)
+    # The message records and compaction boundaries of the branch, in file order.
+    records: list[Record] = field(default_factory=list)
+    repeated: set[int] = field(default_factory=set)  # lines whose uuid an earlier record has (it wins)
     bridges: int = 0
     siblings: int = 0  # records added back from sibling branches
 
@@ -62,7 +61,7 @@ def active_branch(records: Sequence[Record], *, main_thread: bool) -> ActiveBran
         if uuid is None:
             continue
         if uuid in by_uuid:
-            result.repeated_uuids += 1
+            result.repeated.add(rec.line)
         else:
             by_uuid[uuid] = index
 
