@@ -267,10 +267,11 @@ def compute(
         outcome = "insert-failed"
         if rendered.text:
             # A stand-in boundary: the real one differs only in its freshly minted IDs.
+            w_created = _created_of(session.find_in_context(stored))
             draft = _boundary(
-                session, memory, rendered, stored, d, None, None, now_ms, _DRAFT_MINTER, None, []
+                session, memory, rendered, stored, d, w_created, now_ms, _DRAFT_MINTER, [], msgs=main_view
             )
-            sizes, _ = request_sizes(session, main_view, draft, stored, now_ms)
+            sizes, _ = request_sizes(session, main_view, draft, w_created, now_ms)
             outcome = "no-gain" if _refused(config, sizes) else "rebuilt"
     return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes)
 
@@ -362,16 +363,29 @@ def insert(
     if not rendered.text:
         result.detail = rendered.empty_reason or "the rebuild text rendered empty"
         return result
+    w_created = _created_of(session.find_in_context(watermark))  # D12: not only in the view
     boundary = _boundary(
-        session, memory, rendered, watermark, d, agent, model, now_ms, minter, boundary_id, warnings, msgs
+        session,
+        memory,
+        rendered,
+        watermark,
+        d,
+        w_created,
+        now_ms,
+        minter,
+        warnings,
+        msgs=msgs,
+        agent=agent,
+        model=model,
+        boundary_id=boundary_id,
     )
     view = session.context_view(MAIN_AGENT)
-    result.sizes, planned = request_sizes(session, view, boundary, watermark, now_ms, tool_name_map)
+    result.sizes, planned = request_sizes(session, view, boundary, w_created, now_ms, tool_name_map)
     if _refused(config, result.sizes):
         result.outcome, result.detail = "no-gain", texts.no_gain(result.sizes.before, result.sizes.after)
         return result
     result.compacted = apply_marks(planned, now_ms, session.refresh_part)
-    if _created_of(session.find_in_context(watermark)) is None:
+    if w_created is None:
         warnings.append("microcompaction skipped: the watermark message is unknown")
     if session.watermark != watermark:
         warnings.append(
@@ -393,19 +407,22 @@ def _boundary(
     rendered: RenderResult,
     watermark: str,
     digest_up_to: str | None,
-    agent: str | None,
-    model: Json | None,
+    w_created: int | None,
     now_ms: int,
     minter: IdMinter,
-    boundary_id: str | None,
     warnings: list[str],
-    msgs: Sequence[Message] = (),
+    *,
+    msgs: Sequence[Message],
+    agent: str | None = None,
+    model: Json | None = None,
+    boundary_id: str | None = None,
 ) -> Message:
-    """The boundary message of §7.3 for a rendered text (not yet registered).
+    """The boundary message of §7.3 for a rendered text (not yet registered), stamped W + 1.
 
-    D12: W is looked up in the whole session (and its inherited context), not only in the view.
-    When W lies behind an earlier boundary it is not in the view, and MiMo then stamps the boundary
-    "now", which hides every live message after W; W + 1 keeps them in the view.
+    D12: `w_created` is W's time wherever W is (`Session.find_in_context`). When W lies behind an
+    earlier boundary it is not in the view, and MiMo then stamps the boundary "now", which hides
+    every live message after W; W + 1 keeps them in the view. Companion texts that fail are
+    reported in `warnings`.
     """
     built = build_boundary(
         session_id=session.session_id,
@@ -419,7 +436,7 @@ def _boundary(
         ),
         agent=agent or _last_user_field(msgs, "agent"),
         model=model or _last_user_field(msgs, "model"),
-        boundary_created_at=_created_of(session.find_in_context(watermark)),
+        boundary_created_at=w_created,
         now_ms=now_ms,
         minter=minter,
         message_id=boundary_id,
@@ -432,18 +449,14 @@ def request_sizes(
     session: Session,
     view: Sequence[Message],
     boundary: Message,
-    watermark: str,
+    w_created: int | None,
     now_ms: int,
     tool_name_map: dict[str, str] | None = None,
 ) -> tuple[RequestSizes, list[PlannedMark]]:
     """The request now (over `view`) and once `boundary` is inserted and microcompaction has
-    marked the results after W (at `now_ms`), estimated (§12); and those planned marks."""
-    planned = plan_microcompaction(
-        session.messages(),
-        _created_of(session.find_in_context(watermark)),
-        boundary.id,
-        tool_name_map=tool_name_map,
-    )
+    marked the results created after W (`w_created`, at `now_ms`), estimated (§12); and those
+    planned marks."""
+    planned = plan_microcompaction(session.messages(), w_created, boundary.id, tool_name_map=tool_name_map)
     ordering = session.ordering()
     after = request_tokens(session.view_with(boundary), ordering, planned, now_ms)
     return RequestSizes(request_tokens(view, ordering), after), planned
