@@ -1,8 +1,8 @@
 """Orchestration of the rebuild over one `Session` (spec §4, §5, §7, §12).
 
-Pure and synchronous. Waiting for a checkpoint writer is the RPC layer's job: it calls
-`insert_gate` and reads the watermark *before* the wait (Decision D4), waits, and then calls
-`insert`, which either applies the whole rebuild or nothing.
+Pure and synchronous. Waiting for a checkpoint writer is the service's job (`service.insert_flow`):
+it calls `insert_gate` and reads the watermark *before* the wait (Decision D4), waits, and then
+calls `insert`, which either applies the whole rebuild or nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from .memory_files import MemoryRoot
 from .message import Json, Message
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
-from .session import MAIN_AGENT, Session
+from .session import Session
 from .trigger import (
     BudgetWarnings,
     is_overflow,
@@ -32,6 +32,7 @@ from .trigger import (
     usage_recovered,
 )
 from .watermark import WatermarkResult, watermark_for
+from .words import MAIN_AGENT, GateOutcome, InsertOutcome, RenderOutcome, UsageSource
 
 DEFAULT_MAX_OUTPUT_TOKENS = 32_000
 
@@ -58,7 +59,7 @@ class TriggerDecision:
     should_rebuild: bool
     hard: int
     budget: int | None
-    usage_source: str  # "request" | "last-finished" | "none"
+    usage_source: UsageSource
     warnings: tuple[str, ...] = ()
 
 
@@ -68,12 +69,12 @@ class ComputeResult:
     watermark: WatermarkResult | None
     stored_watermark: str | None
     preview: RenderResult | None
-    preview_outcome: str | None
+    preview_outcome: InsertOutcome | None
 
 
 @dataclass
 class InsertResult:
-    outcome: str
+    outcome: RenderOutcome
     message: Json | None = None
     compacted: list[Any] = field(default_factory=list)
     render: RenderResult | None = None
@@ -110,7 +111,7 @@ def decide_trigger(
 ) -> TriggerDecision:
     msgs = view if view is not None else session.context_view(agent_id)
     finished = last_finished(msgs)
-    source = "request"
+    source: UsageSource = "request"
     if usage is None:
         usage = finished.info.get("tokens") if finished is not None else None
         source = "last-finished" if usage else "none"
@@ -214,7 +215,7 @@ def compute(
     view = main_view if agent_id == MAIN_AGENT else session.context_view(agent_id)
     trigger = decide_trigger(session, config, model, usage, agent_id, warn_cache, view)
     wm = writer_watermark(session, main_view)
-    outcome = insert_gate(session, memory, config, agent_id)
+    outcome: InsertOutcome | None = insert_gate(session, memory, config, agent_id)
     rendered = None
     if preview and agent_id == MAIN_AGENT:
         msgs = main_view
@@ -229,7 +230,9 @@ def compute(
 
 
 # -- insert (§7) --------------------------------------------------------------------------------
-def insert_gate(session: Session, memory: MemoryRoot, config: RebuildConfig, agent_id: str) -> str | None:
+def insert_gate(
+    session: Session, memory: MemoryRoot, config: RebuildConfig, agent_id: str
+) -> GateOutcome | None:
     """The outcome that ends a rebuild before any rendering, or None to proceed (§7.1, §7.2, §8.1)."""
     if config.checkpoint_disabled:
         return "checkpoint-off"
