@@ -53,11 +53,13 @@ class Message:
     # -- identity and classification -------------------------------------------------------
     @property
     def id(self) -> str:
-        return self.info["id"]
+        message_id: str = self.info["id"]
+        return message_id
 
     @property
     def role(self) -> str:
-        return self.info.get("role", "")
+        role: str = self.info.get("role", "")
+        return role
 
     @property
     def agent_id(self) -> str:

@@ -14,7 +14,7 @@ import bisect
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from .errors import DomainError, ErrorCode, FieldPath
 from .message import Json, Message
@@ -415,7 +415,13 @@ class ListWindow(Sequence[Message]):
     def __len__(self) -> int:
         return len(self._items) - self._start
 
-    def __getitem__(self, index):  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
         n = len(self)
         if isinstance(index, slice):
             a, b, step = index.indices(n)

@@ -59,10 +59,13 @@ PYGLS_OVERRIDES: dict[str, tuple[str, ...]] = {
         "test_cancel_request",
         "test_unexpected_exception_is_32603_without_traceback",
     ),
-    "SidecarProtocol._send_response": ("test_crash_in_a_synchronous_handler_is_32603_without_traceback",),
+    "SidecarProtocol._send_response": (
+        "test_invalid_requests",
+        "test_non_ascii_is_sent_raw_with_a_byte_length",
+    ),
     "SidecarProtocol._send_data": ("test_non_ascii_is_sent_raw_with_a_byte_length",),
     "SidecarProtocol.lsp_exit": ("test_shutdown_then_exit_is_code_0", "test_exit_without_shutdown_is_code_1"),
-    "SidecarServer.report_server_error": ("test_unexpected_exception_is_32603_without_traceback",),
+    "SidecarServer.report_server_error": ("test_failing_notification_pops_no_message_window",),
     "SidecarServer.start_io": (
         "test_end_of_stdin_exits_within_1s",
         "test_lowercase_header_and_extra_headers",
@@ -77,7 +80,7 @@ PYGLS_OVERRIDES: dict[str, tuple[str, ...]] = {
 
 def raw_converter_factory() -> Any:
     """A pygls converter that leaves custom-method params and results as plain JSON."""
-    conv = default_converter()
+    conv = default_converter()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     def keep_params(obj: dict[str, Any], cls: type) -> Any:
         obj.setdefault("params", None)
@@ -128,7 +131,7 @@ class SidecarProtocol(LanguageServerProtocol):
         except Exception:
             logger.exception("failed to handle a message")
 
-    def handle_message(self, message: Any) -> None:  # type: ignore[override]
+    def handle_message(self, message: Any) -> None:
         if not isinstance(message, dict):
             what = "batch requests are not supported" if isinstance(message, list) else "not a JSON object"
             self._send_error(None, errors.INVALID_REQUEST, f"invalid request: {what}")

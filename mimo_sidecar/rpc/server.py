@@ -137,7 +137,7 @@ class SidecarServer(LanguageServer):
         except RuntimeError:
             pass  # loop already closed
 
-    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:  # type: ignore[override]
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve JSON-RPC on the given streams until exit, end of input or a lost connection."""
         rpc_in = stdin or sys.stdin.buffer
         writer = FrameWriter(stdout or sys.stdout.buffer)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import asyncio
 import gc
 import tracemalloc
+import weakref
 
 import pytest
 
 from mimo_sidecar.core.errors import DomainError, ErrorCode
 from mimo_sidecar.core.session import Session, SyncBatch
 from mimo_sidecar.service import InsertRequest, SidecarService
+from mimo_sidecar.service.sessions import SessionSlot
 from tests.unit.test_session_state import mid, msg, snapshot
 
 
@@ -175,10 +177,11 @@ async def test_closing_a_session_fails_its_writer_waiters() -> None:
 # -- closing releases everything kept for a session ----------------------------------------------
 
 
-async def _cycle(svc: SidecarService, sid: str) -> None:
+async def _cycle(svc: SidecarService, sid: str, slots: weakref.WeakSet[SessionSlot]) -> None:
     """Open, take the insert lock (an insert that stops at a gate), show a notice, settle a writer,
     close: every kind of per-session state the service keeps."""
     svc.open(sid, messages=[msg(mid(1)), msg(mid(2), role="assistant", created=2000)])
+    slots.add(svc.sessions.require(sid))
     svc.writer_started(sid, mid(1))
     svc.writer_finished(sid, "success")
     inserted = await svc.insert(InsertRequest(session_id=sid, reason="auto", agent_id="main"))
@@ -186,30 +189,25 @@ async def _cycle(svc: SidecarService, sid: str) -> None:
     svc.close(sid)
 
 
-def _live_slots() -> int:
-    from mimo_sidecar.service.sessions import SessionSlot
-
-    return sum(1 for o in gc.get_objects() if isinstance(o, SessionSlot))
-
-
 async def test_closing_releases_lock_and_state_memory_flat_over_10000_cycles(tmp_path) -> None:
     from mimo_sidecar.core.config import RebuildConfig
 
     svc = SidecarService(memory_root=tmp_path, config=RebuildConfig(checkpoint_disabled=True))
+    slots: weakref.WeakSet[SessionSlot] = weakref.WeakSet()  # every slot opened, while it lives
     for i in range(500):  # warm-up: caches, interned strings, the loop's own structures
-        await _cycle(svc, f"warm-{i}")
+        await _cycle(svc, f"warm-{i}", slots)
     gc.collect()
     tracemalloc.start()
     try:
         before, _ = tracemalloc.get_traced_memory()
         for i in range(10_000):
-            await _cycle(svc, f"s-{i}")
+            await _cycle(svc, f"s-{i}", slots)
         gc.collect()
         after, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     assert len(svc.sessions) == 0
-    assert _live_slots() == 0  # no slot (lock, notices, settlements) survives its session
+    assert len(slots) == 0  # no slot (lock, notices, settlements) survives its session
     # Flat: what is left after 10,000 sessions is a few kilobytes of allocator noise, while each
     # session held ~10 KB (two messages, a lock, a notice, a settlement) when open.
     assert after - before < 64 * 1024, f"{after - before} bytes retained after 10,000 open/close cycles"
