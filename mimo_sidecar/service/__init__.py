@@ -7,5 +7,14 @@ See `service.service` for the API, `service.insert_flow` for where an insert's d
 
 from .insert_flow import InsertRequest, Settings, StatusListener
 from .service import SidecarService, SilentStatus, StatusFactory
+from .sessions import OpenRequest
 
-__all__ = ["InsertRequest", "Settings", "SidecarService", "SilentStatus", "StatusFactory", "StatusListener"]
+__all__ = [
+    "InsertRequest",
+    "OpenRequest",
+    "Settings",
+    "SidecarService",
+    "SilentStatus",
+    "StatusFactory",
+    "StatusListener",
+]

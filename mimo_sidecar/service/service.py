@@ -12,7 +12,7 @@ No pygls here: asyncio only, for the bounded writer waits and the per-session in
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 from ..core import engine, texts
@@ -35,7 +35,7 @@ from ..core.trigger import BudgetWarnings
 from ..core.words import MAIN_AGENT, WriterOutcome
 from . import writers
 from .insert_flow import InsertFlow, InsertRequest, Settings, StatusListener
-from .sessions import SessionSlot, SessionTable
+from .sessions import OpenRequest, SessionSlot, SessionTable
 
 StatusFactory = Callable[[str], StatusListener]  # session ID -> the status of one request
 
@@ -98,34 +98,9 @@ class SidecarService:
         return Settings(self._config, self._memory)
 
     # -- sessions --------------------------------------------------------------------------------
-    def open(
-        self,
-        session_id: str,
-        *,
-        project_id: str | None = None,
-        messages: Iterable[Json] = (),
-        tasks: list[Json] | None = None,
-        actors: list[Json] | None = None,
-        watermark: str | None = None,
-        request_prefix: Json | None = None,
-        ids_ascending: bool = False,
-        parent_id: str | None = None,
-        parent_watermark: str | None = None,
-    ) -> int:
+    def open(self, request: OpenRequest) -> int:
         """Register a session with its history; returns its revision. Nothing is kept on error."""
-        slot = self.sessions.open(
-            session_id,
-            project_id=project_id,
-            messages=messages,
-            tasks=tasks,
-            actors=actors,
-            watermark=watermark,
-            request_prefix=request_prefix,
-            ids_ascending=ids_ascending,
-            parent_id=parent_id,
-            parent_watermark=parent_watermark,
-        )
-        return slot.session.revision
+        return self.sessions.open(request).session.revision
 
     def sync(self, session_id: str, batch: SyncBatch, base_revision: int | None = None) -> int:
         """Apply one batch atomically; returns the new revision."""

@@ -24,6 +24,22 @@ from ..core.words import NoticeKind
 SETTLEMENT_HISTORY = 16  # settlements kept per session for waiters that resume late
 
 
+@dataclass(frozen=True)
+class OpenRequest:
+    """A session to open: its history (`[{info, parts, seq?}]` in creation order) and context."""
+
+    session_id: str
+    project_id: str | None = None
+    messages: Iterable[Json] = ()
+    tasks: list[Json] | None = None
+    actors: list[Json] | None = None
+    watermark: str | None = None
+    request_prefix: Json | None = None
+    ids_ascending: bool = False
+    parent_id: str | None = None  # the open session this one inherits context from (spec §2.7)
+    parent_watermark: str | None = None
+
+
 @dataclass(eq=False)
 class SessionSlot:
     session: Session
@@ -75,44 +91,36 @@ class SessionTable:
             raise session_not_found(session_id, field)
         return slot
 
-    def open(
-        self,
-        session_id: str,
-        *,
-        project_id: str | None = None,
-        messages: Iterable[Json] = (),
-        tasks: list[Json] | None = None,
-        actors: list[Json] | None = None,
-        watermark: str | None = None,
-        request_prefix: Json | None = None,
-        ids_ascending: bool = False,
-        parent_id: str | None = None,
-        parent_watermark: str | None = None,
-    ) -> SessionSlot:
+    def open(self, request: OpenRequest) -> SessionSlot:
         """Register a session with its history; nothing is kept if any of it is invalid."""
-        parent = self.require(parent_id, ("parent", "sessionId")).session if parent_id is not None else None
-        if session_id in self._slots:
+        r = request
+        parent = (
+            self.require(r.parent_id, ("parent", "sessionId")).session if r.parent_id is not None else None
+        )
+        if r.session_id in self._slots:
             raise DomainError(
                 ErrorCode.SESSION_EXISTS,
-                texts.session_already_open(session_id),
+                texts.session_already_open(r.session_id),
                 ("sessionId",),
-                {"sessionId": session_id},
+                {"sessionId": r.session_id},
             )
-        for name, value in (("sessionId", session_id), ("projectId", project_id)):
+        for name, value in (("sessionId", r.session_id), ("projectId", r.project_id)):
             if value is not None and not is_safe_name(value):
                 # IDs name directories under the memory root: never let one climb out of it.
                 raise DomainError(
                     ErrorCode.INVALID_SESSION_DATA, texts.unusable_directory_name(value), (name,)
                 )
-        session = Session(session_id, project_id, ids_ascending=ids_ascending, request_prefix=request_prefix)
-        batch = batch_from_messages(messages)
-        batch.tasks = list(tasks or [])
-        batch.actors = list(actors or [])
+        session = Session(
+            r.session_id, r.project_id, ids_ascending=r.ids_ascending, request_prefix=r.request_prefix
+        )
+        batch = batch_from_messages(r.messages)
+        batch.tasks = list(r.tasks or [])
+        batch.actors = list(r.actors or [])
         session.apply(batch, messages_field="messages")
-        session.watermark = watermark
+        session.watermark = r.watermark
         if parent is not None:
-            session.set_parent(parent, parent_watermark)
-        slot = self._slots[session_id] = SessionSlot(session)
+            session.set_parent(parent, r.parent_watermark)
+        slot = self._slots[r.session_id] = SessionSlot(session)
         return slot
 
     def sync(self, session_id: str, batch: SyncBatch, base_revision: int | None = None) -> int:

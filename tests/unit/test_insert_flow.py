@@ -12,7 +12,7 @@ from mimo_sidecar.core import texts
 from mimo_sidecar.core.config import PushCaps, RebuildConfig
 from mimo_sidecar.core.errors import DomainError, ErrorCode
 from mimo_sidecar.core.outcomes import Inserted
-from mimo_sidecar.service import InsertRequest, SidecarService
+from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
 from tests.unit.builders import assistant, text, usage, user
 
 SID = "ses_flow"
@@ -67,7 +67,7 @@ def service(memory_root: Path, log: StatusLog) -> SidecarService:
     svc = SidecarService(
         memory_root=memory_root, status=lambda sid: RecordedStatus(log, sid), clock=lambda: T0
     )
-    svc.open(SID, messages=history(), watermark="m02")
+    svc.open(OpenRequest(SID, messages=history(), watermark="m02"))
     return svc
 
 
@@ -150,7 +150,7 @@ async def test_a_session_closed_and_reopened_during_the_wait_is_not_written_to(m
     insert = asyncio.ensure_future(svc.insert(InsertRequest(SID, "auto", "main")))
     await until_waiting(log)
     svc.close(SID)
-    svc.open(SID, messages=history(), watermark="m02")
+    svc.open(OpenRequest(SID, messages=history(), watermark="m02"))
     with pytest.raises(DomainError) as exc:
         await asyncio.wait_for(insert, 5)
     assert exc.value.code is ErrorCode.SESSION_NOT_FOUND

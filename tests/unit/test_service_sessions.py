@@ -12,7 +12,7 @@ import pytest
 
 from mimo_sidecar.core.errors import DomainError, ErrorCode
 from mimo_sidecar.core.session import Session, SyncBatch
-from mimo_sidecar.service import InsertRequest, SidecarService
+from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
 from mimo_sidecar.service.sessions import SessionSlot
 from tests.unit.test_session_state import mid, msg, snapshot
 
@@ -26,12 +26,12 @@ def session_of(svc: SidecarService, sid: str) -> Session:
 
 def test_open_rejects_duplicates_and_invalid_histories_and_names_fields() -> None:
     svc = SidecarService()
-    svc.open("s1", messages=[msg(mid(1))])
+    svc.open(OpenRequest("s1", messages=[msg(mid(1))]))
     with pytest.raises(DomainError) as exc:
-        svc.open("s1")
+        svc.open(OpenRequest("s1"))
     assert exc.value.code is ErrorCode.SESSION_EXISTS
     with pytest.raises(DomainError) as exc:
-        svc.open("s2", messages=[msg(mid(1)), msg(mid(1))])
+        svc.open(OpenRequest("s2", messages=[msg(mid(1)), msg(mid(1))]))
     assert exc.value.field == ("messages", 1, "info", "id")
     assert exc.value.message.startswith("messages.1.info.id: ")
     assert "s2" not in svc.sessions
@@ -40,7 +40,7 @@ def test_open_rejects_duplicates_and_invalid_histories_and_names_fields() -> Non
 def test_unknown_parent_names_the_parent_field() -> None:
     svc = SidecarService()
     with pytest.raises(DomainError) as exc:
-        svc.open("child", parent_id="nobody")
+        svc.open(OpenRequest("child", parent_id="nobody"))
     assert (exc.value.code, exc.value.path, exc.value.data) == (
         ErrorCode.SESSION_NOT_FOUND,
         "parent.sessionId",
@@ -50,7 +50,7 @@ def test_unknown_parent_names_the_parent_field() -> None:
 
 def test_sync_with_stale_base_revision_changes_nothing() -> None:
     svc = SidecarService()
-    svc.open("s1", messages=[msg(mid(1))])
+    svc.open(OpenRequest("s1", messages=[msg(mid(1))]))
     s = session_of(svc, "s1")
     before = snapshot(s)
     with pytest.raises(DomainError) as exc:
@@ -63,7 +63,7 @@ def test_sync_with_stale_base_revision_changes_nothing() -> None:
 
 def test_close_forgets_the_session() -> None:
     svc = SidecarService()
-    svc.open("s1")
+    svc.open(OpenRequest("s1"))
     svc.close("s1")
     with pytest.raises(DomainError) as exc:
         svc.describe("s1")
@@ -75,7 +75,7 @@ def test_close_forgets_the_session() -> None:
 
 def writer_state() -> tuple[SidecarService, Session]:
     svc = SidecarService()
-    svc.open("s1", messages=[msg(mid(n), created=n) for n in range(1, 6)], watermark=mid(1))
+    svc.open(OpenRequest("s1", messages=[msg(mid(n), created=n) for n in range(1, 6)], watermark=mid(1)))
     return svc, session_of(svc, "s1")
 
 
@@ -115,7 +115,7 @@ def test_writer_errors() -> None:
     with pytest.raises(DomainError) as exc:
         svc.writer_started("s1", "msg_unknown")
     assert (exc.value.code, exc.value.path) == (ErrorCode.MESSAGE_NOT_FOUND, "watermark")
-    svc.open("empty")
+    svc.open(OpenRequest("empty"))
     with pytest.raises(DomainError) as exc:
         svc.writer_started("empty")  # an empty view has no watermark to compute (spec §5.1)
     assert exc.value.code is ErrorCode.WATERMARK_UNAVAILABLE
@@ -180,7 +180,7 @@ async def test_closing_a_session_fails_its_writer_waiters() -> None:
 async def _cycle(svc: SidecarService, sid: str, slots: weakref.WeakSet[SessionSlot]) -> None:
     """Open, take the insert lock (an insert that stops at a gate), show a notice, settle a writer,
     close: every kind of per-session state the service keeps."""
-    svc.open(sid, messages=[msg(mid(1)), msg(mid(2), role="assistant", created=2000)])
+    svc.open(OpenRequest(sid, messages=[msg(mid(1)), msg(mid(2), role="assistant", created=2000)]))
     slots.add(svc.sessions.require(sid))
     svc.writer_started(sid, mid(1))
     svc.writer_finished(sid, "success")

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ...core.outcomes import WriterSummary
 from ...core.session import MessageUpsert, PartUpsert, SyncBatch
+from ...service import OpenRequest
 from ...wire import session as w
 from ..dispatch import rpc_method
 
@@ -40,8 +41,8 @@ def writer_info(writer: WriterSummary) -> w.WriterInfo:
 def register(server: SidecarServer) -> None:
     @rpc_method(server, "session/open", w.OpenParams)
     async def session_open(ls: SidecarServer, p: w.OpenParams) -> w.OpenResult:
-        revision = ls.service.open(
-            p.session_id,
+        request = OpenRequest(
+            session_id=p.session_id,
             project_id=p.project_id,
             messages=[{"info": m.info.raw, "parts": m.parts or [], "seq": m.seq} for m in p.messages],
             tasks=p.tasks,
@@ -52,7 +53,7 @@ def register(server: SidecarServer) -> None:
             parent_id=p.parent.session_id if p.parent else None,
             parent_watermark=p.parent.watermark if p.parent else None,
         )
-        return w.OpenResult(session_id=p.session_id, revision=revision)
+        return w.OpenResult(session_id=p.session_id, revision=ls.service.open(request))
 
     @rpc_method(server, "session/sync", w.SyncParams)
     async def session_sync(ls: SidecarServer, p: w.SyncParams) -> w.SyncResult:
