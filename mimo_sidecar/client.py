@@ -61,6 +61,14 @@ def encode_frame(message: dict[str, Any]) -> bytes:
     return frame(orjson.dumps(message))
 
 
+class RequestFuture(Future[Any]):
+    """The future result of one request; `msg_id` is what `cancel` names."""
+
+    def __init__(self, msg_id: int) -> None:
+        super().__init__()
+        self.msg_id = msg_id
+
+
 @dataclass(frozen=True)
 class Prepared:
     """A request already encoded as one frame."""
@@ -144,10 +152,9 @@ class SidecarClient:
         except FutureTimeout:
             raise RpcTimeout(f"no response to {prepared.method} within {timeout} s") from None
 
-    def request_async(self, method: str, params: Any = None) -> Future[Any]:
+    def request_async(self, method: str, params: Any = None) -> RequestFuture:
         prepared = self.prepare(method, params)
-        result: Future[Any] = Future()
-        result.msg_id = prepared.id  # type: ignore[attr-defined]  # for cancel()
+        result = RequestFuture(prepared.id)
 
         def settle(done: Future[Response]) -> None:
             exc = done.exception()
@@ -168,8 +175,8 @@ class SidecarClient:
             message["params"] = params
         self._write(encode_frame(message))
 
-    def cancel(self, fut: Future[Any]) -> None:
-        self.notify("$/cancelRequest", {"id": fut.msg_id})  # type: ignore[attr-defined]
+    def cancel(self, fut: RequestFuture) -> None:
+        self.notify("$/cancelRequest", {"id": fut.msg_id})
 
     def initialize(self, memory_root: str, config: dict[str, Any] | None = None, **capabilities: Any) -> Any:
         options: dict[str, Any] = {"memoryRoot": memory_root}
@@ -219,7 +226,7 @@ class SidecarClient:
 
     def _read_loop(self) -> None:
         assert self.proc.stdout is not None
-        reader = FrameReader(self.proc.stdout)  # type: ignore[arg-type]
+        reader = FrameReader(self.proc.stdout)
         try:
             while (body := reader.read()) is not None:
                 self._dispatch(orjson.loads(body), len(body))
@@ -243,8 +250,11 @@ class SidecarClient:
             elif self.on_notification is not None:
                 self.on_notification(message["method"], message.get("params"))
             return
+        msg_id = message.get("id")
+        if not isinstance(msg_id, (int, str)):
+            return
         with self._lock:
-            fut = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+            fut = self._pending.pop(msg_id, None)
         if fut is None:
             return
         error = message.get("error")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +32,7 @@ class FrameReader:
     without a usable Content-Length is skipped with a warning.
     """
 
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(self, stream: IO[bytes]) -> None:
         self._stream = stream
 
     def read(self) -> bytes | None:
