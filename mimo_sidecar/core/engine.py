@@ -129,7 +129,7 @@ def decide_trigger(
     recovered = usage_recovered(msgs, session.ordering(), session.view_carriers(agent_id))
     summary = finished is not None and finished.info.get("summary") is True
     should = overflow and not recovered and not summary and agent_id == MAIN_AGENT
-    warnings = tuple(line.warnings) + (() if model else ("no model limits known: overflow handling is off",))
+    warnings = tuple(line.warnings) + (() if model else (texts.NO_MODEL_LIMITS,))
     return TriggerDecision(
         line.usable, count, overflow, recovered, should, line.hard, line.budget, source, warnings
     )
@@ -166,9 +166,7 @@ def activity_tail(
     ordering = session.ordering()
     lo, hi = ordering.key(watermark), ordering.key(digest_up_to)
     if lo is None or hi is None:
-        return [], [
-            f"activity slice skipped: unknown endpoint ({'watermark' if lo is None else 'digestUpTo'})"
-        ]
+        return [], [texts.activity_slice_skipped("watermark" if lo is None else "digestUpTo")]
     return [m for m in session.slice(MAIN_AGENT) if lo < ordering.key_of(m) <= hi], []
 
 
@@ -288,7 +286,7 @@ def insert(
             watermark=watermark,
             digest_up_to=d,
             warnings=warnings,
-            detail=f"rendering failed: {exc}",
+            detail=texts.rendering_failed(exc),
         )
     warnings += list(rendered.warnings)
     if not rendered.text:
@@ -298,7 +296,7 @@ def insert(
             watermark=watermark,
             digest_up_to=d,
             warnings=warnings,
-            detail=rendered.empty_reason or "the rebuild text rendered empty",
+            detail=rendered.empty_reason or texts.RENDERED_EMPTY,
         )
     w_created = _created_of(w_msg)
     boundary = build_boundary(
@@ -329,11 +327,9 @@ def insert(
         tool_name_map=tool_name_map,
     )
     if boundary_time is None:
-        warnings.append("microcompaction skipped: the watermark message is unknown")
+        warnings.append(texts.MICROCOMPACTION_SKIPPED)
     if session.watermark != watermark:
-        warnings.append(
-            "the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one"
-        )
+        warnings.append(texts.WATERMARK_ADVANCED_DURING_WAIT)
     session.insert_boundary(boundary_msg)
     return InsertResult(
         "rebuilt",
@@ -351,7 +347,7 @@ def _or_empty(make: Callable[[], str], warnings: list[str], what: str) -> str:
     try:
         return make()
     except Exception as exc:
-        warnings.append(f"{what} omitted: {exc}")
+        warnings.append(texts.companion_text_omitted(what, exc))
         return ""
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+from . import texts
 from .errors import DomainError, ErrorCode, FieldPath
 from .message import Json, Message
 from .ordering import Ordering, is_mimo_v2_message_id
@@ -276,9 +277,9 @@ class Session:
             mid = up.info.get("id")
             where: FieldPath = (messages_field, i, "info", "id")
             if not isinstance(mid, str) or not mid:
-                raise DomainError(INVALID, "a non-empty string is required", where)
+                raise DomainError(INVALID, texts.NON_EMPTY_STRING_REQUIRED, where)
             if mid in incoming:
-                raise DomainError(INVALID, f"message {mid!r} appears twice in the batch", where)
+                raise DomainError(INVALID, texts.message_twice_in_batch(mid), where)
             incoming.add(mid)
             _validate_info(up.info, (messages_field, i, "info"))
             for j, part in enumerate(up.parts or []):
@@ -289,23 +290,23 @@ class Session:
             if pu.message_id not in self._messages and pu.message_id not in incoming:
                 raise DomainError(
                     ErrorCode.MESSAGE_NOT_FOUND,
-                    f"no message {pu.message_id!r}",
+                    texts.no_message(pu.message_id),
                     where,
                     within=("part", "messageID"),
                 )
             if pu.message_id in removed:
-                raise DomainError(INVALID, f"message {pu.message_id!r} is also removed", where)
+                raise DomainError(INVALID, texts.message_also_removed(pu.message_id), where)
             _validate_part(pu.part, (*where, "part"), require_id=True)
         for i, mid in enumerate(batch.remove_messages):
             if mid not in self._messages and mid not in incoming:
-                raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, f"no message {mid!r}", ("removeMessages", i))
+                raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(mid), ("removeMessages", i))
         for i, (mid, _pid) in enumerate(batch.remove_parts):
             if mid not in self._messages and mid not in incoming:
-                raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, f"no message {mid!r}", ("removeParts", i))
+                raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(mid), ("removeParts", i))
         for name, items in (("tasks", batch.tasks), ("actors", batch.actors)):
             for i, item in enumerate(items or []):
                 if not isinstance(item, dict):
-                    raise DomainError(INVALID, "an object is required", (name, i))
+                    raise DomainError(INVALID, texts.OBJECT_REQUIRED, (name, i))
 
     # -- application (cannot fail after validation) ------------------------------------------
     def _upsert_message(self, up: MessageUpsert) -> None:
@@ -503,26 +504,26 @@ def _is_archived(task: Json, now_ms: int, archive_days: float) -> bool:
 def _validate_info(info: Json, where: FieldPath) -> None:
     role = info.get("role")
     if role not in ("user", "assistant", "tool"):
-        raise DomainError(INVALID, "must be 'user', 'assistant' or 'tool'", (*where, "role"))
+        raise DomainError(INVALID, texts.ROLE_REQUIRED, (*where, "role"))
     t = info.get("time")
     if t is not None and not isinstance(t, dict):
-        raise DomainError(INVALID, "an object is required", (*where, "time"))
+        raise DomainError(INVALID, texts.OBJECT_REQUIRED, (*where, "time"))
     created = t.get("created") if isinstance(t, dict) else None
     if created is not None and (not isinstance(created, (int, float)) or isinstance(created, bool)):
-        raise DomainError(INVALID, "a number of milliseconds is required", (*where, "time", "created"))
+        raise DomainError(INVALID, texts.MILLISECONDS_REQUIRED, (*where, "time", "created"))
     agent = info.get("agentID")
     if agent is not None and not isinstance(agent, str):
-        raise DomainError(INVALID, "a string is required", (*where, "agentID"))
+        raise DomainError(INVALID, texts.STRING_REQUIRED, (*where, "agentID"))
 
 
 def _validate_part(part: Any, where: FieldPath, *, require_id: bool) -> None:
     if not isinstance(part, dict):
-        raise DomainError(INVALID, "an object is required", where)
+        raise DomainError(INVALID, texts.OBJECT_REQUIRED, where)
     if not isinstance(part.get("type"), str):
-        raise DomainError(INVALID, "a string is required", (*where, "type"))
+        raise DomainError(INVALID, texts.STRING_REQUIRED, (*where, "type"))
     pid = part.get("id")
     if require_id and (not isinstance(pid, str) or not pid):
-        raise DomainError(INVALID, "a non-empty string is required to upsert a part", (*where, "id"))
+        raise DomainError(INVALID, texts.PART_ID_REQUIRED, (*where, "id"))
 
 
 def batch_from_messages(messages: Iterable[Json]) -> SyncBatch:

@@ -277,8 +277,52 @@ def subtask_request_text(agent: str, description: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# Rebuild diagnostics (team wording): insert details and warnings reported to the host
+# ---------------------------------------------------------------------------------------------
+NO_MODEL_LIMITS = "no model limits known: overflow handling is off"
+RENDERED_EMPTY = "the rebuild text rendered empty"
+MICROCOMPACTION_SKIPPED = "microcompaction skipped: the watermark message is unknown"
+WATERMARK_ADVANCED_DURING_WAIT = (
+    "the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one"
+)
+
+
+def activity_slice_skipped(endpoint: str) -> str:
+    return f"activity slice skipped: unknown endpoint ({endpoint})"
+
+
+def rendering_failed(exc: Exception) -> str:
+    return f"rendering failed: {exc}"
+
+
+def companion_text_omitted(what: str, exc: Exception) -> str:
+    return f"{what} omitted: {exc}"
+
+
+# ---------------------------------------------------------------------------------------------
 # Domain error details (team wording). The RPC edge prefixes each with "<method>: <field>: ".
 # ---------------------------------------------------------------------------------------------
+# Host data the schema accepts but the session cannot (error 1005, 1003), after the field path.
+NON_EMPTY_STRING_REQUIRED = "a non-empty string is required"
+OBJECT_REQUIRED = "an object is required"
+STRING_REQUIRED = "a string is required"
+ROLE_REQUIRED = "must be 'user', 'assistant' or 'tool'"
+MILLISECONDS_REQUIRED = "a number of milliseconds is required"
+PART_ID_REQUIRED = "a non-empty string is required to upsert a part"
+
+
+def message_twice_in_batch(message_id: str) -> str:
+    return f"message {message_id!r} appears twice in the batch"
+
+
+def message_also_removed(message_id: str) -> str:
+    return f"message {message_id!r} is also removed"
+
+
+def no_message(message_id: str) -> str:
+    return f"no message {message_id!r}"
+
+
 def no_open_session(session_id: str) -> str:
     return f"no open session {session_id!r}"
 
