@@ -23,7 +23,7 @@ class Settlement:
 
 @dataclass(frozen=True)
 class WriterWait:
-    """How a bounded wait for the writer in flight ended (spec §6.2)."""
+    """How a bounded wait for the writer in flight ended (behavior.md#writer-wait)."""
 
     result: WaitResult
     outcome: WriterOutcome | None = None  # success / failure / cancelled when the writer settled
@@ -70,7 +70,8 @@ class SessionSummary:
 
 @dataclass(frozen=True)
 class Notice:
-    """A one-time notice (spec §7.7): shown the first time a session meets an "off" gate."""
+    """A one-time notice (behavior.md#one-time-notices): shown the first time a session meets an
+    "off" gate."""
 
     kind: NoticeKind
     text: str

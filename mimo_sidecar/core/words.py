@@ -11,7 +11,8 @@ from typing import Final, Literal, get_args
 
 MAIN_AGENT: Final = "main"  # the user-facing agent's slice; sub-agents have their own IDs
 
-# What `rebuild/insert` answers (spec §7): one rebuild outcome, or the gate that stopped it.
+# What `rebuild/insert` answers (behavior.md#rebuild-outcomes): one rebuild outcome, or the gate
+# that stopped it.
 GateOutcome = Literal[
     "no-checkpoint",
     "no-watermark",
@@ -30,19 +31,19 @@ InsertOutcome = Literal[
     "checkpoint-off",
     "memory-write-off",
 ]
-# Gates whose outcome carries a one-time notice (spec §7.7).
+# Gates whose outcome carries a one-time notice (behavior.md#one-time-notices).
 NoticeKind = Literal["memory-write-off", "checkpoint-off"]
 InsertReason = Literal["auto", "overflow", "manual"]
 
-# Where the usage count of the trigger came from (spec §4.2).
+# Where the usage count of the trigger came from (behavior.md#overflow-test).
 UsageSource = Literal["request", "last-finished", "none"]
 
-# The checkpoint writer registry (spec §6).
+# The checkpoint writer registry (behavior.md#writer).
 WriterOutcome = Literal["success", "failure", "cancelled"]
 WriterStartState = Literal["in-flight", "queued"]
 WaitResult = Literal["no-writer", "success", "failure", "timeout"]
 
-# The busy/idle status a host shows while a rebuild runs (spec §6.3, §7.7).
+# The busy/idle status a host shows while a rebuild runs (behavior.md#render-time-wait, #manual-rebuild).
 StatusState = Literal["busy", "idle"]
 
 NOTICE_KINDS: Final[tuple[NoticeKind, ...]] = get_args(NoticeKind)

@@ -1,6 +1,7 @@
 """Where an insert's decision lives: one `rebuild/insert` from its gate to the inserted boundary.
 
-The flow (spec §7.1, §6.3, D4), for one session at a time (the slot's insert lock):
+The flow (behavior.md#insert-steps, #render-time-wait, #d4), for one session at a time (the slot's
+insert lock):
 
 1. gate: checkpoint off, memory writing off, not the main agent, no checkpoint, no watermark;
 2. cold start: no watermark yet but the first writer is running: wait for it (the long bound);
@@ -86,7 +87,8 @@ class InsertFlow:
                     await self.status.busy(texts.MANUAL_REBUILD_STATUS)
                 inserted = await self._decide()
                 if manual and inserted.status_text:
-                    await self.status.busy(inserted.status_text)  # the outcome, shown transiently (§7.7)
+                    # the outcome, shown transiently (behavior.md#manual-rebuild)
+                    await self.status.busy(inserted.status_text)
                 return inserted
             finally:
                 self.status.idle()
@@ -97,7 +99,7 @@ class InsertFlow:
         gate = engine.insert_gate(session, memory, config, self.request.agent_id)
         wait = None
         if gate == "no-watermark" and session.writer.in_flight:
-            wait = await self._wait_for_writer()  # cold start (§7.1 step 5): the long bound
+            wait = await self._wait_for_writer()  # cold start (behavior.md#cold-start-wait): the long bound
             if wait is None or wait.result != "success":
                 return self._stopped("writer-failed", wait)
             gate = engine.insert_gate(session, memory, config, self.request.agent_id)

@@ -1,7 +1,8 @@
 """`SidecarService`: the one owner of the sidecar's state, and the API the RPC handlers call.
 
 It owns the open sessions (with their insert locks, one-time notices and writer settlements), the
-ID minter (one counter per process, spec §14.2), the budget warnings already issued (§4.1), the
+ID minter (one counter per process, behavior.md#id-monotonic), the budget warnings already issued
+(behavior.md#window-budget), the
 config and the memory root. Requests read the config and memory root once, as a `Settings`
 snapshot. Methods take and return plain values and core types (`core.outcomes`); domain problems
 raise `core.errors.DomainError`. Busy/idle status goes through the injected `status` factory.
@@ -125,7 +126,7 @@ class SidecarService:
         """Forget a session and everything kept for it; its writer waiters fail."""
         self.sessions.close(session_id)
 
-    # -- checkpoint writer registry (spec §6) ----------------------------------------------------
+    # -- checkpoint writer registry (behavior.md#writer) ------------------------------------------
     def writer_started(self, session_id: str, watermark: str | None = None) -> WriterStart:
         return writers.start(self.sessions.require(session_id), watermark, self._clock())
 
@@ -141,7 +142,7 @@ class SidecarService:
             bound_ms = writers.wait_bound_ms(self._config, slot.session)
         return await writers.wait(slot, bound_ms)
 
-    # -- rebuild (spec §4, §5, §7, §12) ----------------------------------------------------------
+    # -- rebuild (behavior.md#trigger, #watermark, #rebuild, #request) ---------------------------
     def compute(
         self,
         session_id: str,
@@ -202,7 +203,8 @@ class SidecarService:
         return Built(session.revision, result)
 
     def build_for_writer(self, session_id: str, up_to: str | None = None) -> Built:
-        """The checkpoint writer's forked request: the main view up to its watermark (§12.8)."""
+        """The checkpoint writer's forked request: the main view up to its watermark
+        (behavior.md#writer-request)."""
         slot: SessionSlot = self.sessions.require(session_id)
         session = slot.session
         try:

@@ -36,7 +36,8 @@ class OpenRequest:
     watermark: str | None = None
     request_prefix: Json | None = None
     ids_ascending: bool = False
-    parent_id: str | None = None  # the open session this one inherits context from (spec §2.7)
+    # The open session this one inherits context from (behavior.md#inherited-context).
+    parent_id: str | None = None
     parent_watermark: str | None = None
 
 

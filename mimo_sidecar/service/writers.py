@@ -1,8 +1,10 @@
-"""The checkpoint writer registry of one session (spec §6.1) and the bounded wait for it (§6.2).
+"""The checkpoint writer registry of one session (behavior.md#writer-registry) and the bounded wait
+for it (behavior.md#writer-wait).
 
 At most one writer is in flight per session, with one queued request (a newer one replaces it);
-the watermark is stored only when a writer settles with success (§5.1). Each settlement is kept
-in the slot's short history and wakes the waiters, which read the settlement they waited for.
+the watermark is stored only when a writer settles with success (behavior.md#watermark-lifecycle).
+Each settlement is kept in the slot's short history and wakes the waiters, which read the
+settlement they waited for.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ def finish(slot: SessionSlot, outcome: WriterOutcome, retryable: bool | None, no
             {"sessionId": session.session_id},
         )
     if outcome == "success":
-        session.watermark = writer.end_message_id  # spec §5.1: stored only on success
+        session.watermark = writer.end_message_id  # stored only on success (behavior.md#watermark-lifecycle)
     writer.settlements += 1
     writer.last_outcome = outcome
     promoted = writer.queued_end_message_id
@@ -94,14 +96,15 @@ def finish(slot: SessionSlot, outcome: WriterOutcome, retryable: bool | None, no
 
 
 def wait_bound_ms(config: RebuildConfig, session: Session) -> int:
-    """The render-time bound of spec §6.3: short when a watermark is stored, long otherwise."""
+    """The render-time bound (behavior.md#render-time-wait): short when a watermark is stored,
+    long otherwise."""
     if session.watermark:
         return config.writer_wait_with_watermark_ms
     return config.writer_wait_without_watermark_ms
 
 
 async def wait(slot: SessionSlot, bound_ms: int) -> WriterWait:
-    """Wait for the writer in flight now to settle, at most `bound_ms` (spec §6.2).
+    """Wait for the writer in flight now to settle, at most `bound_ms` (behavior.md#writer-wait).
 
     `no-writer` if none is in flight; `success`; `failure` (outcome failure or cancelled, with
     the host's retryable flag for a classified failure); `timeout`, which leaves the writer in

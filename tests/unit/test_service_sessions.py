@@ -1,5 +1,5 @@
-"""The service's session table and writer registry (spec §2, §5.1, §6.1, §6.2), and what closing a
-session releases."""
+"""The service's session table and writer registry (behavior.md#session-state, #writer-registry,
+#writer-wait), and what closing a session releases."""
 
 from __future__ import annotations
 
@@ -117,7 +117,8 @@ def test_writer_errors() -> None:
     assert (exc.value.code, exc.value.path) == (ErrorCode.MESSAGE_NOT_FOUND, "watermark")
     svc.open(OpenRequest("empty"))
     with pytest.raises(DomainError) as exc:
-        svc.writer_started("empty")  # an empty view has no watermark to compute (spec §5.1)
+        # an empty view has no watermark to compute (behavior.md#watermark-compute)
+        svc.writer_started("empty")
     assert exc.value.code is ErrorCode.WATERMARK_UNAVAILABLE
 
 
