@@ -217,17 +217,21 @@ def image_url_block(url: str) -> Json:
 
 
 def document(data: str = "JVBERi0=", title: str | None = None) -> Json:
-    block: Json = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}}
+    block: Json = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": data},
+    }
     if title is not None:
         block["title"] = title
     return block
 
 
-def reasoning_item(
-    summary: str = "", encrypted: str | None = "ENC", item_id: str | None = "rs_1"
-) -> Json:
+def reasoning_item(summary: str = "", encrypted: str | None = "ENC", item_id: str | None = "rs_1") -> Json:
     """OpenAI Responses `reasoning` item (distinguished from a MiMo reasoning part by `summary`)."""
-    item: Json = {"type": "reasoning", "summary": [{"type": "summary_text", "text": summary}] if summary else []}
+    item: Json = {
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": summary}] if summary else [],
+    }
     if item_id is not None:
         item["id"] = item_id
     if encrypted is not None:

@@ -17,14 +17,14 @@ from mimo_sidecar.core.shapes import (
     tool_uses,
 )
 from tests.unit.builders import (
+    assistant,
     custom_tool_call,
     custom_tool_call_output,
-    image,
-    input_image,
-    assistant,
     function,
     function_call,
     function_call_output,
+    image,
+    input_image,
     msg,
     text,
     tool,
