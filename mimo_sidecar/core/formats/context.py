@@ -1,0 +1,72 @@
+"""What every renderer shares: its inputs, its output, and the per-target helpers of §D1."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import report as r
+from .call_ids import CallIdMap
+from .model import Json, Media, Reasoning, Text, ToolCall, Turn
+from .target import Target, replay_refusal
+
+# Fixed texts: byte-stable from request to request (provider-formats §D7).
+MEDIA_FROM_RESULT = "[Attachments returned by tool call {call_id}]"
+MEDIA_PLACEHOLDER = "[Attachment not sent: {label} ({reason})]"
+LEADING_USER_TEXT = "[Earlier conversation omitted]"
+
+
+@dataclass
+class Rendered:
+    """One format's messages, with the stored messages each came from."""
+
+    messages: list[Json] = field(default_factory=list)
+    sources: list[list[str]] = field(default_factory=list)
+    overrides: Json = field(default_factory=dict)  # request fields this history needs (thinking off)
+
+    def add(self, message: Json, sources: list[str]) -> None:
+        self.messages.append(message)
+        self.sources.append(list(sources))
+
+
+@dataclass
+class RenderContext:
+    target: Target
+    report: r.Report
+    ids: CallIdMap
+    cache_ttl: str | None = None
+
+    def keep_reasoning(self, reasoning: Reasoning, turn: Turn, family: str | None, fmt: str) -> bool:
+        refusal = replay_refusal(reasoning, turn, family, self.target)
+        if refusal is None:
+            return True
+        self.report.tally(r.REASONING_DROPPED, f"reasoning not replayed to {fmt}: {refusal}", turn.sources[0])
+        return False
+
+    def media_placeholder(self, media: Media, reason: str, source: str) -> Text:
+        self.report.tally(r.MEDIA_REPLACED, f"attachment replaced by a placeholder: {reason}", source)
+        return Text(MEDIA_PLACEHOLDER.format(label=media.label(), reason=reason))
+
+
+def text_before_calls(blocks: list[Any], source: str, report: r.Report) -> list[Any]:
+    """§D1.4: text that follows a tool call moves before the first call (the order of reasoning and
+    calls is kept: signed thinking must stay where the model put it)."""
+    first_call = next((i for i, b in enumerate(blocks) if isinstance(b, ToolCall)), None)
+    if first_call is None:
+        return blocks
+    late_texts = [b for b in blocks[first_call:] if isinstance(b, Text)]
+    if not late_texts:
+        return blocks
+    report.tally(r.TEXT_MOVED, "text blocks after a tool call moved before the calls", source)
+    rest = [b for b in blocks[first_call:] if not isinstance(b, Text)]
+    return blocks[:first_call] + late_texts + rest
+
+
+def object_input(call: ToolCall, source: str, report: r.Report) -> Json:
+    """Anthropic `input` / Gemini `args` must be an object: other inputs become `{"input": value}`."""
+    if isinstance(call.input, dict):
+        return call.input
+    if call.input is None:
+        return {}
+    report.tally(r.TOOL_INPUT_WRAPPED, 'non-object tool inputs sent as {"input": …}', source)
+    return {"input": call.input}

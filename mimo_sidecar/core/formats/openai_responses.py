@@ -1,0 +1,2 @@
+def render(turns, ctx):
+    raise NotImplementedError
