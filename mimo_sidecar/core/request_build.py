@@ -41,6 +41,8 @@ class BuiltRequest:
     call_id_map: dict[str, str] = field(default_factory=dict)  # mapped call ID → stored call ID
     overrides: Json = field(default_factory=dict)  # request fields the history needs (thinking off)
     format: str = DEFAULT_FORMAT
+    target: Target | None = None  # the target with its defaults resolved
+    cache_ttl: str | None = None  # the breakpoints' TTL, when the format took them
 
 
 def inline_output(state: Json) -> Json:
@@ -70,7 +72,8 @@ def build_messages(
     turns = normalize(msgs, skill_flag=skill_catalog_flag, report=report)
     if reminder is not None:
         add_reminder(turns, msgs, reminder, report)
-    rendered, ids = render_history(fmt, turns, target, report, cache_ttl)
+    history = render_history(fmt, turns, target, report, cache_ttl)
+    rendered = history.rendered
     used = {source for group in rendered.sources for source in group}
     return BuiltRequest(
         messages=rendered.messages,
@@ -79,7 +82,9 @@ def build_messages(
         warnings=report.flush(),
         estimated_tokens=sum(m.tokens for m in msgs if m.id in used),
         source_groups=rendered.sources,
-        call_id_map=ids,
+        call_id_map=history.call_ids,
         overrides=rendered.overrides,
         format=fmt,
+        target=history.target,
+        cache_ttl=history.cache_ttl,
     )

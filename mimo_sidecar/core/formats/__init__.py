@@ -17,6 +17,7 @@ Module layout:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from . import ai_sdk, anthropic, call_ids, gemini, openai_chat, openai_responses
 from .context import RenderContext, Rendered
@@ -39,17 +40,26 @@ FORMATS = tuple(RENDERERS)
 CACHE_FORMATS = ("anthropic",)
 
 
+@dataclass
+class History:
+    rendered: Rendered
+    call_ids: dict[str, str]  # mapped call ID → stored call ID
+    target: Target  # the target with its defaults resolved
+    cache_ttl: str | None  # None when the format takes no breakpoints
+
+
 def render_history(
     fmt: str, turns: Sequence[Turn], target: Target | None, report: Report, cache_ttl: str | None = None
-) -> tuple[Rendered, dict[str, str]]:
-    """The normalised turns in format `fmt`; also the `mapped → original` call-ID table."""
+) -> History:
+    """The normalised turns in format `fmt`."""
     renderer, make_ids, default_model = RENDERERS[fmt]
     if cache_ttl is not None and fmt not in CACHE_FORMATS:
         report.warn(CACHE_IGNORED, f"prompt-cache breakpoints are set only in {', '.join(CACHE_FORMATS)}")
         cache_ttl = None
     ids = make_ids()
-    ctx = RenderContext(resolve(target, turns, filter_by_default=default_model), report, ids, cache_ttl)
-    return renderer(turns, ctx), ids.mapped
+    resolved = resolve(target, turns, filter_by_default=default_model)
+    rendered = renderer(turns, RenderContext(resolved, report, ids, cache_ttl))
+    return History(rendered, ids.mapped, resolved, cache_ttl)
 
 
-__all__ = ["DEFAULT_FORMAT", "FORMATS", "Target", "render_history"]
+__all__ = ["DEFAULT_FORMAT", "FORMATS", "History", "Target", "render_history"]

@@ -90,10 +90,22 @@ def _user(turn: Turn, ctx: RenderContext) -> list[Json]:
             content.append({"type": "text", "text": block.text})
         elif isinstance(block, Media):
             if not ctx.target.images:
-                content.append({"type": "text", "text": ctx.media_placeholder(block, "no image input", turn.sources[0]).text})
+                content.append(
+                    {
+                        "type": "text",
+                        "text": ctx.media_placeholder(block, "no image input", turn.sources[0]).text,
+                    }
+                )
                 continue
             file = _file(block)
-            content.append(file if file is not None else {"type": "text", "text": ctx.media_placeholder(block, "no data or URL", turn.sources[0]).text})
+            content.append(
+                file
+                if file is not None
+                else {
+                    "type": "text",
+                    "text": ctx.media_placeholder(block, "no data or URL", turn.sources[0]).text,
+                }
+            )
     return content
 
 

@@ -34,6 +34,7 @@ GOOGLE = "google"
 class Text:
     text: str
     metadata: Json | None = None  # a MiMo text part's metadata (Gemini thought signatures)
+    phase: str | None = None  # a Responses assistant message's phase (commentary/final_answer)
 
 
 @dataclass(slots=True)
@@ -135,6 +136,7 @@ class ToolResult:
     as_string: bool = True  # the stored content was a bare string
     custom: bool = False  # answers a freeform (custom) tool call
     provider_executed: bool = False
+    source: str | None = None  # the stored message holding it (the issuer for inline/synthesized)
 
     @property
     def text(self) -> str:

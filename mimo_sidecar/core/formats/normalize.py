@@ -37,7 +37,6 @@ from ..shapes import (
     RESULT_PART_TYPES,
     ToolUse,
     is_carrier,
-    parse_arguments,
     tool_results,
     tool_uses,
 )
@@ -136,7 +135,9 @@ def media_block(part: Json) -> Media | Text | None:
     """A media part of any shape; a text-source document is its text."""
     ptype = part.get("type")
     if ptype == "file":
-        return Media(_str(part.get("mime")) or DEFAULT_MIME, url=part.get("url"), filename=_str(part.get("filename")))
+        return Media(
+            _str(part.get("mime")) or DEFAULT_MIME, url=part.get("url"), filename=_str(part.get("filename"))
+        )
     if ptype == "image":
         media = _source_media(part, "image/png")
         if media.url is not None:  # a URL source has no media_type: guess it from the URL
@@ -212,10 +213,16 @@ def inline_result(call: ToolCall, state: Json) -> ToolResult:
         return ToolResult(call.call_id, call.name, content, as_string=not attachments)
     if status == "error":
         metadata = state.get("metadata")
-        if isinstance(metadata, dict) and metadata.get("interrupted") is True and isinstance(metadata.get("output"), str):
+        if (
+            isinstance(metadata, dict)
+            and metadata.get("interrupted") is True
+            and isinstance(metadata.get("output"), str)
+        ):
             return ToolResult(call.call_id, call.name, [Text(metadata["output"])])
         error = state.get("error")
-        return ToolResult(call.call_id, call.name, [Text(error if isinstance(error, str) else "")], is_error=True)
+        return ToolResult(
+            call.call_id, call.name, [Text(error if isinstance(error, str) else "")], is_error=True
+        )
     return interrupted_result(call)
 
 
@@ -320,12 +327,17 @@ class _Normalizer:
             if _is_skill_catalog(part, self.skill_flag):
                 if not boundary:
                     continue
-                self.report.warn(r.BOUNDARY, f"{msg.id}: skill-catalog flag on a rebuild boundary part ignored (D2)")
+                self.report.warn(
+                    r.BOUNDARY, f"{msg.id}: skill-catalog flag on a rebuild boundary part ignored (D2)"
+                )
             if ptype == "text" or ptype == "input_text":
                 text = part.get("text")
                 if part.get("ignored") or not isinstance(text, str):
                     if boundary:
-                        self.report.warn(r.BOUNDARY, f"{msg.id}: boundary text part {part.get('id')!r} is not sendable (D2)")
+                        self.report.warn(
+                            r.BOUNDARY,
+                            f"{msg.id}: boundary text part {part.get('id')!r} is not sendable (D2)",
+                        )
                     continue
                 if text:
                     blocks.append(Text(text, _dict(part.get("metadata"))))
@@ -351,7 +363,11 @@ class _Normalizer:
 
     def carrier(self, msg: Message) -> None:
         """Results are taken by their calls (`close`); the rest is user content after them."""
-        tool_text = msg.role == "tool" and isinstance(msg.info.get("tool_call_id"), str) and bool(msg.info["tool_call_id"])
+        tool_text = (
+            msg.role == "tool"
+            and isinstance(msg.info.get("tool_call_id"), str)
+            and bool(msg.info["tool_call_id"])
+        )
         rest = [
             p
             for p in msg.parts
@@ -372,19 +388,35 @@ class _Normalizer:
         uses = {u.part_index: u for u in tool_uses(msg) if msg.parts[u.part_index].get("type") != INLINE_TOOL}
         pmid = _str(msg.info.get("providerMessageID")) or None
         for k, step in enumerate(_steps(msg.parts)):
-            if k == 0 and pmid is not None and self.open is not None and self.open.provider_message_id == pmid:
+            if (
+                k == 0
+                and pmid is not None
+                and self.open is not None
+                and self.open.provider_message_id == pmid
+            ):
                 target = self.open
                 target.turn.add_source(msg.id)
             else:
                 self.close()
                 target = self.open = _Step(
-                    Turn("assistant", [], [msg.id], _str(msg.info.get("providerID")), _str(msg.info.get("modelID"))),
+                    Turn(
+                        "assistant",
+                        [],
+                        [msg.id],
+                        _str(msg.info.get("providerID")),
+                        _str(msg.info.get("modelID")),
+                    ),
                     pmid,
                 )
             self.step_blocks(position, msg, step, uses, target)
 
     def step_blocks(
-        self, position: int, msg: Message, step: list[tuple[int, Json]], uses: dict[int, ToolUse], target: _Step
+        self,
+        position: int,
+        msg: Message,
+        step: list[tuple[int, Json]],
+        uses: dict[int, ToolUse],
+        target: _Step,
     ) -> None:
         blocks = target.turn.blocks
         for index, part in step:
@@ -392,7 +424,8 @@ class _Normalizer:
             if ptype == "text" or ptype == "output_text":
                 text = part.get("text")
                 if isinstance(text, str) and text and not part.get("ignored"):
-                    blocks.append(Text(text, _dict(part.get("metadata"))))
+                    metadata = _dict(part.get("metadata"))
+                    blocks.append(Text(text, metadata, _phase(part, metadata)))
             elif ptype in ("reasoning", "thinking", "redacted_thinking"):
                 reasoning = reasoning_block(part)
                 if reasoning is not None and (reasoning.text or reasoning.family is not None):
@@ -412,6 +445,7 @@ class _Normalizer:
                     if self.add_call(call, position, msg, target):
                         result = inline_result(call, state)
                         result.provider_executed = call.provider_executed
+                        result.source = msg.id
                         target.inline[call_id] = result
             elif index in uses:
                 use = uses[index]
@@ -464,8 +498,10 @@ class _Normalizer:
                             "sent as interrupted (§12.5)",
                         )
                         result = interrupted_result(call)
+                        result.source = turn.sources[-1]
                     else:
                         result = _split_result(found.carrier, call, found.result)
+                        result.source = found.carrier.id
                         if found.carrier.id not in sources:
                             sources.append(found.carrier.id)
                 results.append(result)
@@ -493,8 +529,15 @@ class _Normalizer:
                 else:
                     self.report.warn(
                         r.ORPHAN_RESULT_DROPPED,
-                        f"{entry.carrier.id}: tool result {call_id!r} without a preceding call dropped (§12.5)",
+                        f"{entry.carrier.id}: tool result {call_id!r} without a preceding call dropped"
+                        " (§12.5)",
                     )
+
+
+def _phase(part: Json, metadata: Json | None) -> str | None:
+    """A Responses message phase: the part's own `phase`, or the AI SDK key `openai.phase`."""
+    scoped = _dict(metadata.get(OPENAI)) if metadata is not None else None
+    return _str(part.get("phase")) or (_str(scoped.get("phase")) if scoped is not None else None)
 
 
 def _is_aborted(error: Any) -> bool:
