@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from ..core import engine, texts
+from ..core.formats import Target
 from ..core.ids import IdMinter
 from ..core.memory_files import MemoryRoot
 from ..core.render import RenderResult
@@ -202,9 +203,24 @@ async def run_insert(
     return insert_result(session, res, wait)
 
 
-def _writer_build(session: Session, up_to: str | None) -> engine.BuildResult:
+def target_of(target: w.BuildTarget | None) -> Target | None:
+    if target is None:
+        return None
+    return Target(
+        target.provider_id, target.model_id, target.thinking, target.images, target.tool_result_media, True
+    )
+
+
+def _writer_build(session: Session, p: w.BuildParams) -> engine.BuildResult:
+    up_to = p.up_to
     try:
-        return engine.build_for_writer(session, up_to)
+        return engine.build_for_writer(
+            session,
+            up_to,
+            fmt=p.format,
+            target=target_of(p.target),
+            cache_ttl=p.cache.ttl if p.cache else None,
+        )
     except KeyError:
         raise SessionError(
             "message-not-found",
@@ -255,7 +271,7 @@ def register(server: SidecarServer) -> None:
     async def request_build(ls: SidecarServer, p: w.BuildParams) -> w.BuildResult:
         session = ls.state.require(p.session_id)
         if p.purpose == "writer":
-            res = _writer_build(session, p.up_to)
+            res = _writer_build(session, p)
         else:
             res = engine.build(
                 session,
@@ -267,14 +283,24 @@ def register(server: SidecarServer) -> None:
                 has_actor_tool=p.has_actor_tool,
                 memory_reminder=p.memory_reminder,
                 now_ms=now_ms(),
+                fmt=p.format,
+                target=target_of(p.target),
+                cache_ttl=p.cache.ttl if p.cache else None,
             )
         return w.BuildResult(
             revision=session.revision,
             prefix=w.RequestPrefixInfo(
-                system=res.prefix.system, tools=res.prefix.tools, hash=res.prefix.hash
+                system=res.prefix.system,
+                tools=res.prefix.tools,
+                hash=res.prefix.hash,
+                request=res.prefix.request,
             ),
+            format=p.format,
             messages=res.request.messages,
             sources=res.request.sources,
+            source_groups=res.request.source_groups,
+            call_id_map=res.request.call_id_map,
+            overrides=res.request.overrides,
             estimated_tokens=res.request.estimated_tokens,
             collapsed_message_ids=res.request.collapsed_ids,
             reminder_added=res.reminder_added,
