@@ -29,7 +29,6 @@ from tests.unit.builders import (
     image,
     reasoning_item,
     text,
-    thinking,
     tool,
     tool_result,
     tool_use,
