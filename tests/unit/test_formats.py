@@ -13,13 +13,17 @@ from typing import Any
 
 import pytest
 
-from mimo_sidecar.core import texts
+from mimo_sidecar.core import engine, texts
+from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS, Target
+from mimo_sidecar.core.formats.cache import place_message_breakpoints
 from mimo_sidecar.core.formats.call_ids import CallIdMap, anthropic, openai_chat, openai_responses
 from mimo_sidecar.core.formats.rules import check
+from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.ordering import id_ordering
 from mimo_sidecar.core.request_build import BuiltRequest, build_messages
+from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
 from tests.unit.builders import (
     assistant,
     checkpoint,
@@ -29,6 +33,7 @@ from tests.unit.builders import (
     image,
     reasoning_item,
     text,
+    thinking,
     tool,
     tool_result,
     tool_use,
@@ -40,6 +45,7 @@ from tests.unit.split_sessions import (
     LONG_CALL_ID,
     ODD_CALL_ID,
     PNG,
+    T0,
     claude_code,
     codex,
     inline_signed,
@@ -468,3 +474,98 @@ def test_trailing_whitespace_of_a_final_assistant_text_is_trimmed_for_anthropic(
     built = build(msgs, "anthropic")
     assert built.messages[-1]["content"][-1]["text"] == "partial answer"
     assert check("anthropic", built.messages) == []
+
+
+# =================================================================================================
+# Anthropic prompt caching (issue 10 item 4)
+# =================================================================================================
+def _flat(prefix: dict, messages: list[dict]) -> list[tuple[str, dict]]:
+    """The cache's view of a request: tools → system → message blocks, in order."""
+    out = [("tool", t) for t in prefix.get("tools", [])] + [("system", b) for b in prefix.get("system", [])]
+    return out + [(m["role"], b) for m in messages for b in m["content"]]
+
+
+def _strip(block: dict) -> dict:
+    return {k: v for k, v in block.items() if k != "cache_control"}
+
+
+def _cached_session() -> Session:
+    prefix = {
+        "system": ["You are a coding agent."],
+        "tools": [{"name": "read", "input_schema": {"type": "object"}}],
+    }
+    s = Session("ses_cache", "p", request_prefix=prefix)
+    s.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in claude_code()[:9]]))
+    return s
+
+
+def _append(session: Session, msgs: list[Message]) -> None:
+    session.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in msgs]))
+
+
+def _build_cached(session: Session) -> tuple[dict, list[dict]]:
+    res = engine.build(
+        session,
+        MemoryRoot("/nonexistent"),
+        RebuildConfig(),
+        memory_reminder=False,
+        now_ms=0,
+        fmt="anthropic",
+        cache_ttl="1h",
+    )
+    return res.prefix.request or {}, res.request.messages
+
+
+def test_cache_breakpoints_at_most_four_and_bytes_before_each_stable_across_turns() -> None:
+    session = _cached_session()
+    prefix_n, messages_n = _build_cached(session)
+    flat_n = _flat(prefix_n, messages_n)
+    marks_n = [i for i, (_, b) in enumerate(flat_n) if "cache_control" in b]
+    assert 2 <= len(marks_n) <= 4
+    assert all(flat_n[i][1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"} for i in marks_n)
+    assert flat_n[marks_n[0]][0] == "system" and marks_n[-1] == len(flat_n) - 1
+
+    _append(
+        session,
+        [
+            assistant(
+                "m20",
+                thinking("t", "sig-9"),
+                tool_use("toolu_20", "read", {"path": "b"}),
+                created=T0 + 100,
+                providerMessageID="msg_9",
+                **CLAUDE,
+            ),
+            user("m21", tool_result("toolu_20", "b body"), created=T0 + 101),
+            user("m22", text("and now?"), created=T0 + 102),
+        ],
+    )
+    prefix_n1, messages_n1 = _build_cached(session)
+    flat_n1 = _flat(prefix_n1, messages_n1)
+    assert len([b for _, b in flat_n1 if "cache_control" in b]) <= 4
+    for mark in marks_n:  # everything up to each breakpoint of turn n is byte-identical at turn n+1
+        before = [(r, _strip(b)) for r, b in flat_n[: mark + 1]]
+        after = [(r, _strip(b)) for r, b in flat_n1[: mark + 1]]
+        assert json.dumps(before) == json.dumps(after)
+    assert prefix_n1 == prefix_n
+
+
+def test_cache_breakpoint_on_the_boundary_and_a_rolling_one_for_a_fan_out() -> None:
+    fan_out = [{"type": "tool_use", "id": f"t{i}", "name": "read", "input": {}} for i in range(30)]
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "boundary"}]},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "x", "signature": "s"}, *fan_out]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}"} for i in range(30)]},
+    ]
+    assert place_message_breakpoints(messages, 0, "5m") == 3
+    assert "cache_control" in messages[0]["content"][0] and "cache_control" in messages[2]["content"][-1]
+    rolling = [i for i, b in enumerate(messages[2]["content"][:-1]) if "cache_control" in b]
+    assert rolling == [14]  # 15 blocks before the last one
+    assert "cache_control" not in messages[1]["content"][0]  # never on thinking
+    assert check("anthropic", messages) == []
+
+
+def test_cache_is_ignored_with_a_warning_outside_anthropic() -> None:
+    built = build(claude_code(), "openai-chat", cache_ttl="5m")
+    assert "cache_control" not in json.dumps(built.messages)
+    assert any(w.startswith("cache-ignored") for w in built.warnings)
