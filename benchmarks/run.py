@@ -11,8 +11,9 @@ message) and a memory root, then measures:
   (`session.apply` of one part upsert) followed by the watermark computation;
 - a fresh sidecar process over stdio: spawn + `initialize`, `session/open` of the whole session,
   `session/sync` of one part followed by `rebuild/compute`, `rebuild/compute` with preview,
-  `rebuild/insert` (writer already settled), `request/build` after the rebuild and over the whole
-  un-rebuilt view, and the process's peak RSS.
+  `rebuild/insert` (writer already settled), `request/build` after the rebuild (also in every
+  output format, as a ratio of `ai-sdk`) and over the whole un-rebuilt view, and the process's
+  peak RSS.
 
 Round trips are timed from the first byte written to the parsed response (the client's own
 encoding is done beforehand). Methods the sidecar does not implement yet (-32601) are reported
@@ -340,6 +341,7 @@ def run_stdio_steps(
     )
     step(res, "insert", lambda: insert_cycles(client, w, max(3, reps // 5)))
     step(res, "build_after_rebuild", lambda: build_after_rebuild(client, build, reps))
+    step(res, "build_formats", lambda: build_formats(client, build, reps))
     marks["after_cycle"] = peak_rss_bytes(client.pid).get("VmHWM")
     step(res, "build_full_view", lambda: build_full_view(client, w, build, max(3, reps // 10)))
 
@@ -417,6 +419,24 @@ def build_after_rebuild(client: RpcClient, build: Json, reps: int) -> Json:
     s["json_floor_ms"] = round(min(Timer.repeat(lambda: orjson.loads(orjson.dumps(result)), 5)), 3)
     s["beyond_json_ms"] = round(s["median_ms"] - s["json_floor_ms"], 3)
     return s
+
+
+FORMATS = ("ai-sdk", "anthropic", "openai-chat", "openai-responses", "gemini")
+
+
+def build_formats(client: RpcClient, build: Json, reps: int) -> Json:
+    """`request/build` after the rebuild in every output format; each format's median as a ratio of
+    `ai-sdk`'s (target: within 2x). Anthropic also with cache breakpoints."""
+    out: Json = {}
+    for fmt in FORMATS:
+        out[fmt] = repeat_rpc(client, "request/build", {**build, "format": fmt}, reps)
+    out["anthropic+cache"] = repeat_rpc(
+        client, "request/build", {**build, "format": "anthropic", "cache": {"ttl": "1h"}}, reps
+    )
+    base = out["ai-sdk"]["median_ms"]
+    for entry in out.values():
+        entry["ratio_to_ai_sdk"] = round(entry["median_ms"] / base, 2) if base else None
+    return out
 
 
 def build_full_view(client: RpcClient, w: Workload, build: Json, reps: int) -> Json:
@@ -503,6 +523,8 @@ def cell(entry: Any, kind: str) -> str:
         out = f"{ms(entry['median_ms'])} (p95 {ms(entry['p95_ms'])})"
         size = entry.get("response_bytes", 0)
         return out + (f", {size / MB:.2f} MB out" if size > 10_000 else "")
+    if kind == "fmt":
+        return f"{ms(entry['median_ms'])} ({entry['ratio_to_ai_sdk']}x ai-sdk)"
     if kind == "mbs":
         out = f"{ms(entry['median_ms'])}, {entry['mb_per_s']} MB/s"
         return out + (f", {entry['messages_per_s']:,} msg/s" if entry.get("messages_per_s") else "")
@@ -536,6 +558,10 @@ ROWS = [
     ("stdio: rebuild/insert", ("stdio", "insert"), "ms"),
     ("stdio: request/build after rebuild", ("stdio", "build_after_rebuild"), "ms"),
     ("  … beyond its JSON floor", ("stdio", "build_after_rebuild", "beyond_json_ms"), "num_ms"),
+    *[
+        (f"stdio: request/build after rebuild, {fmt}", ("stdio", "build_formats", fmt), "fmt")
+        for fmt in (*FORMATS, "anthropic+cache")
+    ],
     ("stdio: request/build, whole session", ("stdio", "build_full_view"), "ms"),
     ("stdio: RSS after open", ("stdio", "rss", "after_open_bytes"), "mib"),
     ("stdio: peak RSS (host cycle)", ("stdio", "rss"), "rss"),

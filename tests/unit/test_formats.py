@@ -569,3 +569,18 @@ def test_cache_is_ignored_with_a_warning_outside_anthropic() -> None:
     built = build(claude_code(), "openai-chat", cache_ttl="5m")
     assert "cache_control" not in json.dumps(built.messages)
     assert any(w.startswith("cache-ignored") for w in built.warnings)
+
+
+def test_reminder_of_an_empty_user_message_never_splits_a_call_from_its_results() -> None:
+    """A late result is regrouped after its call; the reminder of an empty user message stored
+    before that result goes after the results (found by the property test)."""
+    msgs = [
+        assistant("a1", function_call("late", "read"), function_call("c2", "read"), finish="tool-calls"),
+        user("k1", function_call_output("c2", "two")),
+        user("u1", text("")),
+        user("k2", function_call_output("late", "one")),
+    ]
+    for fmt in FORMATS:
+        built = build(msgs, fmt, reminder="REMINDER")
+        assert check(fmt, built.messages) == [], fmt
+        assert "REMINDER" in json.dumps(built.messages[-1]), fmt

@@ -24,13 +24,22 @@ from typing import Any
 
 from . import report as r
 from .cache import place_message_breakpoints
-from .context import MEDIA_FROM_RESULT, RenderContext, Rendered, object_input, text_before_calls
+from .context import (
+    MEDIA_FROM_RESULT,
+    BlockShapes,
+    RenderContext,
+    Rendered,
+    inlined_text,
+    object_input,
+    result_blocks,
+    text_before_calls,
+    user_blocks,
+)
 from .model import ANTHROPIC, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 
 FORMAT = "anthropic"
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
-INLINED_TEXT_TYPES = frozenset({"text/plain", "application/x-directory"})
 THINKING_TYPES = frozenset({"thinking", "redacted_thinking"})
 NATIVE_KEYS = {
     "image": ("type", "source"),
@@ -48,8 +57,7 @@ def _native(block: Json) -> Json:
 
 def media_block(media: Media, ctx: RenderContext, source: str) -> Json | None:
     """An image or document block, a placeholder text block, or None (text the host inlined)."""
-    if media.mime in INLINED_TEXT_TYPES and media.native is None:
-        ctx.report.tally(r.FILE_SKIPPED, "text file parts not sent (the host inlines their text)", source)
+    if inlined_text(media, ctx, source):
         return None
     kind = "image" if media.is_image else "document" if media.mime == "application/pdf" else None
     reason = None
@@ -83,6 +91,9 @@ def _source(media: Media) -> Json | None:
     return None
 
 
+SHAPES = BlockShapes(lambda text: {"type": "text", "text": text}, media_block)
+
+
 def _thinking(reasoning: Reasoning) -> Json | None:
     if reasoning.native is not None and reasoning.native.get("type") in THINKING_TYPES:
         return _native(reasoning.native)
@@ -93,18 +104,6 @@ def _thinking(reasoning: Reasoning) -> Json | None:
     if isinstance(redacted, str):
         return {"type": "redacted_thinking", "data": redacted}
     return None
-
-
-def _user(turn: Turn, ctx: RenderContext) -> list[Json]:
-    content: list[Json] = []
-    for block in turn.blocks:
-        if isinstance(block, Text):
-            content.append({"type": "text", "text": block.text})
-        elif isinstance(block, Media):
-            rendered = media_block(block, ctx, turn.sources[0])
-            if rendered is not None:
-                content.append(rendered)
-    return content
 
 
 def _assistant(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> list[Json]:
@@ -145,19 +144,7 @@ def _tool_result(result: ToolResult, ctx: RenderContext, source: str, moved: lis
         if result.text:
             block["content"] = result.text
     else:
-        items: list[Json] = []
-        for item in result.content:
-            if isinstance(item, Text):
-                if item.text:
-                    items.append({"type": "text", "text": item.text})
-                continue
-            rendered = media_block(item, ctx, source)
-            if rendered is None:
-                continue
-            if rendered["type"] != "text" and ctx.target.tool_result_media is False:
-                moved.append(rendered)
-            else:
-                items.append(rendered)
+        items = result_blocks(result, ctx, source, SHAPES, moved)
         if items:
             block["content"] = items
     if result.is_error:
@@ -191,7 +178,7 @@ def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
         if turn.role == "tool":
             pieces = [(_results(turn, ctx, dropped_calls), "user")]
         elif turn.role == "user":
-            pieces = [(_user(turn, ctx), "user")]
+            pieces = [(user_blocks(turn, ctx, SHAPES), "user")]
         else:
             pieces = [(_assistant(turn, ctx, dropped_calls), "assistant")]
         for content, role in pieces:

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import report as r
 from .call_ids import CallIdMap
-from .model import Json, Media, Reasoning, Text, ToolCall, Turn
+from .model import Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 from .target import Target, replay_refusal
 
 # Fixed texts: byte-stable from request to request (provider-formats §D7).
 MEDIA_FROM_RESULT = "[Attachments returned by tool call {call_id}]"
 MEDIA_PLACEHOLDER = "[Attachment not sent: {label} ({reason})]"
 LEADING_USER_TEXT = "[Earlier conversation omitted]"
+INLINED_TEXT_TYPES = frozenset({"text/plain", "application/x-directory"})
 
 
 @dataclass
@@ -70,3 +72,55 @@ def object_input(call: ToolCall, source: str, report: r.Report) -> Json:
         return {}
     report.tally(r.TOOL_INPUT_WRAPPED, 'non-object tool inputs sent as {"input": …}', source)
     return {"input": call.input}
+
+
+def inlined_text(media: Media, ctx: RenderContext, source: str) -> bool:
+    """A MiMo text file part: the host already inlines its text (provider-formats §D1.6)."""
+    if media.mime in INLINED_TEXT_TYPES and media.native is None:
+        ctx.report.tally(r.FILE_SKIPPED, "text file parts not sent (the host inlines their text)", source)
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class BlockShapes:
+    """How one format writes a text block and a media block (None: not sent)."""
+
+    text: Callable[[str], Json]
+    media: Callable[[Media, RenderContext, str], Json | None]
+
+    def is_text(self, block: Json) -> bool:
+        return block.keys() == self.text("").keys() and block.get("type") == self.text("").get("type")
+
+
+def user_blocks(turn: Turn, ctx: RenderContext, shapes: BlockShapes) -> list[Json]:
+    """A user turn's text and media blocks in the format's shapes."""
+    content: list[Json] = []
+    for block in turn.blocks:
+        if isinstance(block, Text):
+            content.append(shapes.text(block.text))
+        elif isinstance(block, Media):
+            rendered = shapes.media(block, ctx, turn.sources[0])
+            if rendered is not None:
+                content.append(rendered)
+    return content
+
+
+def result_blocks(
+    result: ToolResult, ctx: RenderContext, source: str, shapes: BlockShapes, moved: list[Json]
+) -> list[Json]:
+    """A tool result's content blocks; media goes to `moved` when the target takes none in results."""
+    items: list[Json] = []
+    for block in result.content:
+        if isinstance(block, Text):
+            if block.text:
+                items.append(shapes.text(block.text))
+            continue
+        rendered = shapes.media(block, ctx, source)
+        if rendered is None:
+            continue
+        if not shapes.is_text(rendered) and ctx.target.tool_result_media is False:
+            moved.append(rendered)
+        else:
+            items.append(rendered)
+    return items

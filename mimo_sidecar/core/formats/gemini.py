@@ -27,13 +27,15 @@ from . import report as r
 from .context import (
     LEADING_USER_TEXT,
     MEDIA_FROM_RESULT,
+    BlockShapes,
     RenderContext,
     Rendered,
+    inlined_text,
     object_input,
     text_before_calls,
+    user_blocks,
 )
 from .model import GOOGLE, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
-from .openai_chat import INLINED_TEXT_TYPES
 
 FORMAT = "gemini"
 SKIP_SIGNATURE = "skip_thought_signature_validator"
@@ -41,8 +43,7 @@ UNSIGNED_MODELS = re.compile(r"gemini-[12]\.")
 
 
 def media_part(media: Media, ctx: RenderContext, source: str) -> Json | None:
-    if media.mime in INLINED_TEXT_TYPES and media.native is None:
-        ctx.report.tally(r.FILE_SKIPPED, "text file parts not sent (the host inlines their text)", source)
+    if inlined_text(media, ctx, source):
         return None
     reason = "no image input"
     if ctx.target.images:
@@ -66,16 +67,7 @@ def _signature(holder: Json | None, turn: Turn, ctx: RenderContext) -> str | Non
     return signature if model is None or turn.model is None or turn.model == model else None
 
 
-def _user(turn: Turn, ctx: RenderContext) -> list[Json]:
-    parts: list[Json] = []
-    for block in turn.blocks:
-        if isinstance(block, Text):
-            parts.append({"text": block.text})
-        elif isinstance(block, Media):
-            part = media_part(block, ctx, turn.sources[0])
-            if part is not None:
-                parts.append(part)
-    return parts
+SHAPES = BlockShapes(lambda text: {"text": text}, media_part)
 
 
 def _assistant(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> list[Json]:
@@ -172,7 +164,7 @@ def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
             _results(turn, ctx, dropped_calls, out)
             continue
         if turn.role == "user":
-            parts = _user(turn, ctx)
+            parts = user_blocks(turn, ctx, SHAPES)
             if parts:
                 out.add({"role": "user", "parts": parts}, turn.sources)
             continue

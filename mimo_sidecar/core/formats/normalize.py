@@ -592,5 +592,9 @@ def add_reminder(turns: list[Turn], msgs: Sequence[Message], reminder: str, repo
     else:
         position = {m.id: i for i, m in enumerate(msgs)}
         mine = position[target.id]
-        at = next((i for i, t in enumerate(turns) if position.get(t.sources[0], -1) > mine), len(turns))
+        at = next(
+            (i for i, t in enumerate(turns) if min(position.get(s, -1) for s in t.sources) > mine), len(turns)
+        )
+        while at < len(turns) and turns[at].role == "tool":  # never between a call and its results
+            at += 1
     turns.insert(at, Turn("user", [Text(reminder)], [target.id]))

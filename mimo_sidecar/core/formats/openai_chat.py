@@ -22,17 +22,15 @@ from collections.abc import Sequence
 
 from ..jsjson import js_stringify
 from . import report as r
-from .context import MEDIA_FROM_RESULT, RenderContext, Rendered
+from .context import MEDIA_FROM_RESULT, BlockShapes, RenderContext, Rendered, inlined_text, user_blocks
 from .model import Json, Media, Reasoning, Text, ToolCall, Turn
 
 FORMAT = "openai-chat"
-INLINED_TEXT_TYPES = frozenset({"text/plain", "application/x-directory"})
 
 
 def media_part(media: Media, ctx: RenderContext, source: str) -> Json | None:
     """An `image_url` or `file` content part, a placeholder text part, or None (inlined text)."""
-    if media.mime in INLINED_TEXT_TYPES and media.native is None:
-        ctx.report.tally(r.FILE_SKIPPED, "text file parts not sent (the host inlines their text)", source)
+    if inlined_text(media, ctx, source):
         return None
     if not ctx.target.images:
         return {"type": "text", "text": ctx.media_placeholder(media, "no image input", source).text}
@@ -67,16 +65,7 @@ def arguments_of(call: ToolCall) -> str:
     return js_stringify(call.input if call.input is not None else {}) or "{}"
 
 
-def _user(turn: Turn, ctx: RenderContext) -> list[Json]:
-    content: list[Json] = []
-    for block in turn.blocks:
-        if isinstance(block, Text):
-            content.append({"type": "text", "text": block.text})
-        elif isinstance(block, Media):
-            part = media_part(block, ctx, turn.sources[0])
-            if part is not None:
-                content.append(part)
-    return content
+SHAPES = BlockShapes(lambda text: {"type": "text", "text": text}, media_part)
 
 
 def _tool_call(call: ToolCall, ctx: RenderContext) -> Json:
@@ -155,7 +144,7 @@ def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
         if turn.role == "tool":
             _results(turn, ctx, dropped_calls, out)
         elif turn.role == "user":
-            content = _user(turn, ctx)
+            content = user_blocks(turn, ctx, SHAPES)
             if content:
                 out.add({"role": "user", "content": content}, turn.sources)
         else:

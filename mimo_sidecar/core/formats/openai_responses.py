@@ -23,9 +23,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import report as r
-from .context import MEDIA_FROM_RESULT, RenderContext, Rendered, text_before_calls
+from .context import (
+    MEDIA_FROM_RESULT,
+    BlockShapes,
+    RenderContext,
+    Rendered,
+    inlined_text,
+    result_blocks,
+    text_before_calls,
+    user_blocks,
+)
 from .model import OPENAI, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
-from .openai_chat import INLINED_TEXT_TYPES, arguments_of
+from .openai_chat import arguments_of
 
 FORMAT = "openai-responses"
 NATIVE_KEYS = {
@@ -36,8 +45,7 @@ NATIVE_KEYS = {
 
 def media_item(media: Media, ctx: RenderContext, source: str) -> Json | None:
     """An `input_image` / `input_file` content item, a placeholder `input_text`, or None."""
-    if media.mime in INLINED_TEXT_TYPES and media.native is None:
-        ctx.report.tally(r.FILE_SKIPPED, "text file parts not sent (the host inlines their text)", source)
+    if inlined_text(media, ctx, source):
         return None
     reason = "no image input" if not ctx.target.images else None
     if reason is None:
@@ -93,15 +101,11 @@ def _reasoning_item(reasoning: Reasoning) -> Json | str:
     return item
 
 
+SHAPES = BlockShapes(lambda text: {"type": "input_text", "text": text}, media_item)
+
+
 def _user(turn: Turn, ctx: RenderContext) -> Json | None:
-    content: list[Json] = []
-    for block in turn.blocks:
-        if isinstance(block, Text):
-            content.append({"type": "input_text", "text": block.text})
-        elif isinstance(block, Media):
-            item = media_item(block, ctx, turn.sources[0])
-            if item is not None:
-                content.append(item)
+    content = user_blocks(turn, ctx, SHAPES)
     return {"type": "message", "role": "user", "content": content} if content else None
 
 
@@ -167,18 +171,7 @@ def _followed_reasoning(items: list[Json], turn: Turn, ctx: RenderContext) -> li
 def _output(result: ToolResult, ctx: RenderContext, source: str, moved: list[Json]) -> str | list[Json]:
     if result.as_string and not result.media:
         return result.text
-    items: list[Json] = []
-    for block in result.content:
-        if isinstance(block, Text):
-            items.append({"type": "input_text", "text": block.text})
-            continue
-        item = media_item(block, ctx, source)
-        if item is None:
-            continue
-        if item["type"] != "input_text" and ctx.target.tool_result_media is False:
-            moved.append(item)
-        else:
-            items.append(item)
+    items = result_blocks(result, ctx, source, SHAPES, moved)
     return items if len(items) != 1 or items[0]["type"] != "input_text" else items[0]["text"]
 
 
