@@ -48,6 +48,8 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.generator import IdMint, generate_memory_root, generate_session  # noqa: E402
 from benchmarks.rpcclient import Prepared, RpcClient, RpcClosed, RpcError, RpcTimeout, peak_rss_bytes  # noqa: E402
+from mimo_sidecar.core.formats import FORMATS  # noqa: E402
+from mimo_sidecar.core.request_build import build_messages  # noqa: E402
 from mimo_sidecar.core.session import PartUpsert, Session, SyncBatch, batch_from_messages  # noqa: E402
 from mimo_sidecar.core.watermark import watermark_for  # noqa: E402
 
@@ -239,6 +241,27 @@ def in_process(w: Workload, reps: int) -> Json:
     out["part_update"] = summary(update_ms)
     out["watermark"] = summary(watermark_ms)
     out["part_update_then_watermark"] = summary(both_ms)
+    out["build_formats"] = build_formats_in_process(session, max(3, reps // 3))
+    return out
+
+
+def build_formats_in_process(session: Session, reps: int) -> Json:
+    """The conversion alone, over the whole un-rebuilt view (every message), in every format."""
+    view = list(session.view())
+    out: Json = {}
+    for fmt in FORMATS:
+        out[fmt] = summary(
+            Timer.repeat(
+                lambda fmt=fmt: build_messages(  # type: ignore[misc]
+                    view, collapse_tail=False, ordering=session.ordering(), reminder=None, fmt=fmt
+                ),
+                reps,
+                30,
+            )
+        )
+    base = out["ai-sdk"]["median_ms"]
+    for entry in out.values():
+        entry["ratio_to_ai_sdk"] = round(entry["median_ms"] / base, 2) if base else None
     return out
 
 
@@ -421,9 +444,6 @@ def build_after_rebuild(client: RpcClient, build: Json, reps: int) -> Json:
     return s
 
 
-FORMATS = ("ai-sdk", "anthropic", "openai-chat", "openai-responses", "gemini")
-
-
 def build_formats(client: RpcClient, build: Json, reps: int) -> Json:
     """`request/build` after the rebuild in every output format; each format's median as a ratio of
     `ai-sdk`'s (target: within 2x). Anthropic also with cache breakpoints."""
@@ -549,6 +569,10 @@ ROWS = [
     ("core: 1 part update", ("inprocess", "core", "part_update"), "ms"),
     ("core: watermark after update", ("inprocess", "core", "watermark"), "ms"),
     ("core: update + watermark", ("inprocess", "core", "part_update_then_watermark"), "ms"),
+    *[
+        (f"core: build whole view, {fmt}", ("inprocess", "core", "build_formats", fmt), "fmt")
+        for fmt in FORMATS
+    ],
     ("stdio: spawn + initialize", ("stdio", "spawn_initialize"), "ms"),
     ("stdio: session/open", ("stdio", "session_open"), "mbs"),
     ("stdio: session/sync, 500-message batches", ("stdio", "session_sync_bulk"), "mbs"),
