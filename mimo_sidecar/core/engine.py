@@ -371,8 +371,8 @@ def _last_user_field(msgs: list[Message], name: str) -> Any:
 
 # -- request assembly (§12) --------------------------------------------------------------------
 def prefix_of(session: Session, built: BuiltRequest | None = None) -> RequestPrefix:
-    """The frozen request prefix (§12.7 item 1) in the format of `built` (default `ai-sdk`), with
-    a hash over the format's own prefix bytes for prompt-cache comparisons."""
+    """The frozen request prefix (behavior.md#request-prefix) in the format of `built` (default
+    `ai-sdk`), with a hash over the format's own prefix bytes for prompt-cache comparisons."""
     prefix = session.request_prefix or {}
     system = list(prefix.get("system") or [])
     tools = list(prefix.get("tools") or [])

@@ -1,8 +1,9 @@
-"""Request assembly (spec §12): a slice's view → the messages the host sends to the model.
+"""Request assembly (behavior.md#request): a slice's view → the messages the host sends to the model.
 
-Pipeline: the view (the caller passes `session.view()`, §12.1) → collapse (§11, main agent only)
-→ normalisation (`formats.normalize`: conversion §12.4, one turn per provider response, pairing
-§12.5) → per-turn reminder (§12.3) → the output format's renderer (`formats`). Nothing here is
+Pipeline: the view (the caller passes `session.view()`, behavior.md#view) → collapse (main agent
+only) → normalisation (`formats.normalize`: conversion, one turn per provider response, pairing;
+behavior.md#part-conversion, behavior.md#request-validity) → per-turn reminder
+(behavior.md#memory-reminder) → the output format's renderer (`formats`). Nothing here is
 stored: the reminder and every placeholder exist only in the returned request.
 
 `BuiltRequest.source_groups[i]` lists the stored messages output message `i` comes from (several
@@ -11,8 +12,8 @@ several carriers); `sources[i]` is the first of them. One stored message can als
 output messages (an inline assistant message yields an assistant and a tool message per step; a
 carrier's text after its results becomes a user message).
 
-`estimated_tokens` is the sum of the cached stored-message estimates (§3.2) of the messages that
-contributed to the request — an estimate of the stored data, not of the converted JSON.
+`estimated_tokens` is the sum of the cached stored-message estimates (behavior.md#message-estimate)
+of the messages that contributed to the request — an estimate of the stored data, not of the converted JSON.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class BuiltRequest:
 
 
 def inline_output(state: Json) -> Json:
-    """§12.4 for an inline tool state, as an AI SDK tool-result `output`."""
+    """behavior.md#part-conversion for an inline tool state, as an AI SDK tool-result `output`."""
     return tool_output(inline_result(ToolCall("", "", None), state))
 
 

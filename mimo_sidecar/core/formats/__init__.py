@@ -11,7 +11,8 @@ Module layout:
 - one renderer per format: `ai_sdk`, `anthropic`, `openai_chat`, `openai_responses`, `gemini`;
 - `prefix`: the frozen system prompt and tools in each format, with its hash and cache breakpoint;
 - `cache`: Anthropic prompt-cache breakpoints on the messages;
-- `rules`: the provider-rules checker (the 400 rules of §0/§A), a pure function over any output.
+- `rules`: the provider-rules checker (the 400 rules of provider-formats.md §0/§A), a pure function
+  over any output.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The normalised request: what every output format is rendered from (provider-formats §D1).
 
-`normalize.normalize` turns the stored view (any host shape, spec §2.8) into a list of `Turn`s:
+`normalize.normalize` turns the stored view (any host shape, behavior.md#shapes) into a list of `Turn`s:
 
 - a **user** turn holds `Text` and `Media` blocks;
 - an **assistant** turn is one provider response (one step): `Text`, `Reasoning` and `ToolCall`

@@ -1,4 +1,6 @@
-"""The shared normalisation pass (provider-formats §D1, spec §12.4–§12.5): stored view → `Turn`s.
+"""The shared normalisation pass: stored view → `Turn`s.
+
+provider-formats §D1; behavior.md#part-conversion, behavior.md#request-validity.
 
 Run once per request, before any renderer:
 
@@ -14,8 +16,9 @@ Run once per request, before any renderer:
    text). Results without a call before them, second results and second calls with an already used
    ID are dropped. A carrier's other content (text after the results, an interrupt marker) becomes
    a user turn after the tool turn.
-4. **Content**: user parts become `Text`/`Media` blocks (the boundary's labels included, spec
-   §12.4); assistant parts become `Text`, `Reasoning` and `ToolCall` blocks in stored order.
+4. **Content**: user parts become `Text`/`Media` blocks (the boundary's labels included,
+   behavior.md#part-conversion); assistant parts become `Text`, `Reasoning` and `ToolCall`
+   blocks in stored order.
 
 Every fix is reported (`report.Report`). Renderers then apply the per-target rules.
 """
@@ -198,7 +201,8 @@ def _is_compacted(holder: Any) -> bool:
 
 
 def inline_result(call: ToolCall, state: Json) -> ToolResult:
-    """Spec §12.4 for an inline tool part: completed / interrupted with output / error / not ended."""
+    """An inline tool part's result (behavior.md#part-conversion): completed / interrupted with
+    output / error / not ended."""
     status = state.get("status")
     if status == "completed":
         if _is_compacted(state):  # the attachments go with the output
@@ -242,7 +246,7 @@ def _split_result(carrier: Message, call: ToolCall, result: Any) -> ToolResult:
         holder = carrier.parts[result.part_index]
         raw = holder.get("content") if holder.get("type") == "tool_result" else holder.get("output")
         content, as_string = _content_blocks(raw)
-    error = result.is_error or result.interrupted  # §2.8: an interruption is an error result
+    error = result.is_error or result.interrupted  # behavior.md#logical-calls: an interruption is an error
     if _is_compacted(holder):
         content, as_string = [Text(texts.CLEARED_TOOL_RESULT)], True
     elif error:  # an error result is its text
@@ -302,7 +306,7 @@ class _Normalizer:
     def run(self) -> list[Turn]:
         for position, msg in enumerate(self.msgs):
             if not msg.parts:
-                continue  # §12.4: a message with zero parts is skipped
+                continue  # behavior.md#part-conversion: zero parts, skipped
             if msg.role == "assistant":
                 self.assistant(position, msg)
             elif is_carrier(msg):
@@ -318,7 +322,8 @@ class _Normalizer:
 
     # -- user content ----------------------------------------------------------------------
     def user_turn(self, msg: Message, parts: Iterable[Json]) -> Turn | None:
-        """Spec §12.4 user turn; D2: the boundary's own parts are never dropped by the skill flag."""
+        """A user turn (behavior.md#part-conversion); D2: the boundary's own parts are never
+        dropped by the skill flag."""
         boundary = msg.is_checkpoint_boundary()
         blocks: list[Any] = []
         seen_checkpoint = False
@@ -494,8 +499,7 @@ class _Normalizer:
                     if found is None:
                         self.report.warn(
                             r.RESULT_SYNTHESIZED,
-                            f"{turn.sources[-1]}: call {call.call_id!r} has no result; "
-                            "sent as interrupted (§12.5)",
+                            f"{turn.sources[-1]}: call {call.call_id!r} has no result; sent as interrupted",
                         )
                         result = interrupted_result(call)
                         result.source = turn.sources[-1]
@@ -524,13 +528,12 @@ class _Normalizer:
                 if call_id in self.issued:
                     self.report.warn(
                         r.DUPLICATE_RESULT_DROPPED,
-                        f"{entry.carrier.id}: second result for call {call_id!r} dropped (§12.5)",
+                        f"{entry.carrier.id}: second result for call {call_id!r} dropped",
                     )
                 else:
                     self.report.warn(
                         r.ORPHAN_RESULT_DROPPED,
-                        f"{entry.carrier.id}: tool result {call_id!r} without a preceding call dropped"
-                        " (§12.5)",
+                        f"{entry.carrier.id}: tool result {call_id!r} without a preceding call dropped",
                     )
 
 
@@ -568,7 +571,7 @@ def normalize(msgs: Sequence[Message], *, skill_flag: str, report: r.Report) -> 
 
 
 # =============================================================================================
-# §12.3 per-turn reminder
+# Per-turn reminder (behavior.md#memory-reminder)
 # =============================================================================================
 def add_reminder(turns: list[Turn], msgs: Sequence[Message], reminder: str, report: r.Report) -> None:
     """At the end of the newest user-role stored message (never an OpenAI tool-role message).

@@ -1,4 +1,4 @@
-"""The frozen request prefix (system prompt and tools, spec §12.7) in each format, with its hash.
+"""The frozen request prefix in each format, with its hash (behavior.md#request-prefix).
 
 `requestPrefix.system` items may be strings or `{"text": …}` objects (Anthropic text blocks
 included). `requestPrefix.tools` items may be in any of these shapes, recognised in this order:

@@ -1,4 +1,4 @@
-"""The provider-rules checker: the 400 rules of provider-formats §0/§A, per output format.
+"""The provider-rules checker: the 400 rules of provider-formats.md §0/§A, per output format.
 
     check(fmt, messages, prefix=None, overrides=None, thinking=None, open_end=False) -> [Violation]
 
