@@ -25,7 +25,6 @@ from typing import Any
 from . import report as r
 from .cache import place_message_breakpoints
 from .context import (
-    MEDIA_FROM_RESULT,
     BlockShapes,
     RenderContext,
     Rendered,
@@ -106,7 +105,7 @@ def _thinking(reasoning: Reasoning) -> Json | None:
     return None
 
 
-def _assistant(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> list[Json]:
+def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
     content: list[Json] = []
     for block in text_before_calls(turn.blocks, turn.sources[0], ctx.report):
         if isinstance(block, Text):
@@ -121,11 +120,7 @@ def _assistant(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> list[
                 if thinking is not None:
                     content.append(thinking)
         elif isinstance(block, ToolCall):
-            if block.provider_executed:
-                ctx.report.tally(
-                    r.PROVIDER_EXECUTED_DROPPED, "provider-executed tool calls not replayed", turn.sources[0]
-                )
-                dropped_calls.add(block.call_id)
+            if ctx.not_replayed(block, turn.sources[0]):
                 continue
             content.append(
                 {
@@ -152,35 +147,27 @@ def _tool_result(result: ToolResult, ctx: RenderContext, source: str, moved: lis
     return block
 
 
-def _results(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> list[Json]:
+def _results(turn: Turn, ctx: RenderContext) -> list[Json]:
     """The tool_result blocks, then (when media may not stay in results) the moved media."""
     blocks: list[Json] = []
     moved_all: list[Json] = []
-    for result in turn.blocks:
-        if result.call_id in dropped_calls:
-            continue
+    for result in ctx.replayed_results(turn):
         moved: list[Json] = []
         blocks.append(_tool_result(result, ctx, turn.sources[0], moved))
-        if moved:
-            ctx.report.tally(
-                r.MEDIA_MOVED, "tool-result attachments moved to a user message", turn.sources[0]
-            )
-            label = MEDIA_FROM_RESULT.format(call_id=ctx.ids(result.call_id))
-            moved_all += [{"type": "text", "text": label}, *moved]
+        moved_all += ctx.moved_media(SHAPES, ctx.ids(result.call_id), moved, turn.sources[0])
     return blocks + moved_all
 
 
 def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
     out = Rendered()
     boundary_index: int | None = None
-    dropped_calls: set[str] = set()
     for turn in turns:
         if turn.role == "tool":
-            pieces = [(_results(turn, ctx, dropped_calls), "user")]
+            pieces = [(_results(turn, ctx), "user")]
         elif turn.role == "user":
             pieces = [(user_blocks(turn, ctx, SHAPES), "user")]
         else:
-            pieces = [(_assistant(turn, ctx, dropped_calls), "assistant")]
+            pieces = [(_assistant(turn, ctx), "assistant")]
         for content, role in pieces:
             if not content:
                 continue

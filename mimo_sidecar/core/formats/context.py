@@ -37,6 +37,25 @@ class RenderContext:
     report: r.Report
     ids: CallIdMap
     cache_ttl: str | None = None
+    dropped_calls: set[str] = field(default_factory=set)  # calls not replayed: their results neither
+
+    def not_replayed(self, call: ToolCall, source: str) -> bool:
+        """§D1.3: a provider-executed call (and its result) is replayed only in `ai-sdk`."""
+        if not call.provider_executed:
+            return False
+        self.report.tally(r.PROVIDER_EXECUTED_DROPPED, "provider-executed tool calls not replayed", source)
+        self.dropped_calls.add(call.call_id)
+        return True
+
+    def replayed_results(self, turn: Turn) -> list[ToolResult]:
+        return [b for b in turn.blocks if b.call_id not in self.dropped_calls]
+
+    def moved_media(self, shapes: BlockShapes, call_id: str, moved: list[Json], source: str) -> list[Json]:
+        """A result's media moved out of it, introduced by the fixed label (reported)."""
+        if not moved:
+            return []
+        self.report.tally(r.MEDIA_MOVED, "tool-result attachments moved to a user message", source)
+        return [shapes.text(MEDIA_FROM_RESULT.format(call_id=call_id)), *moved]
 
     def keep_reasoning(self, reasoning: Reasoning, turn: Turn, family: str | None, fmt: str) -> bool:
         refusal = replay_refusal(reasoning, turn, family, self.target)

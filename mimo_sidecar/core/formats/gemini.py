@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from . import report as r
 from .context import (
     LEADING_USER_TEXT,
-    MEDIA_FROM_RESULT,
     BlockShapes,
     RenderContext,
     Rendered,
@@ -70,7 +69,7 @@ def _signature(holder: Json | None, turn: Turn, ctx: RenderContext) -> str | Non
 SHAPES = BlockShapes(lambda text: {"text": text}, media_part)
 
 
-def _assistant(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> list[Json]:
+def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
     parts: list[Json] = []
     for block in text_before_calls(turn.blocks, turn.sources[0], ctx.report):
         if isinstance(block, Text):
@@ -91,11 +90,7 @@ def _assistant(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> list[
                         turn.sources[0],
                     )
         elif isinstance(block, ToolCall):
-            if block.provider_executed:
-                ctx.report.tally(
-                    r.PROVIDER_EXECUTED_DROPPED, "provider-executed tool calls not replayed", turn.sources[0]
-                )
-                dropped_calls.add(block.call_id)
+            if ctx.not_replayed(block, turn.sources[0]):
                 continue
             call: Json = {
                 "functionCall": {
@@ -137,19 +132,13 @@ def _response(result: ToolResult, ctx: RenderContext, source: str, moved: list[J
     return {"functionResponse": response}
 
 
-def _results(turn: Turn, ctx: RenderContext, dropped_calls: set[str], out: Rendered) -> None:
+def _results(turn: Turn, ctx: RenderContext, out: Rendered) -> None:
     parts: list[Json] = []
     moved_all: list[Json] = []
-    for result in turn.blocks:
-        if result.call_id in dropped_calls:
-            continue
+    for result in ctx.replayed_results(turn):
         moved: list[Json] = []
         parts.append(_response(result, ctx, turn.sources[0], moved))
-        if moved:
-            ctx.report.tally(
-                r.MEDIA_MOVED, "tool-result attachments moved to a user content", turn.sources[0]
-            )
-            moved_all += [{"text": MEDIA_FROM_RESULT.format(call_id=ctx.ids(result.call_id))}, *moved]
+        moved_all += ctx.moved_media(SHAPES, ctx.ids(result.call_id), moved, turn.sources[0])
     if parts:
         out.add({"role": "user", "parts": parts}, turn.sources)
     if moved_all:
@@ -158,17 +147,16 @@ def _results(turn: Turn, ctx: RenderContext, dropped_calls: set[str], out: Rende
 
 def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
     out = Rendered()
-    dropped_calls: set[str] = set()
     for turn in turns:
         if turn.role == "tool":
-            _results(turn, ctx, dropped_calls, out)
+            _results(turn, ctx, out)
             continue
         if turn.role == "user":
             parts = user_blocks(turn, ctx, SHAPES)
             if parts:
                 out.add({"role": "user", "parts": parts}, turn.sources)
             continue
-        parts = _assistant(turn, ctx, dropped_calls)
+        parts = _assistant(turn, ctx)
         if not parts:
             continue
         if not out.messages:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from ..jsjson import js_stringify
 from . import report as r
-from .context import MEDIA_FROM_RESULT, BlockShapes, RenderContext, Rendered, inlined_text, user_blocks
+from .context import BlockShapes, RenderContext, Rendered, inlined_text, user_blocks
 from .model import Json, Media, Reasoning, Text, ToolCall, Turn
 
 FORMAT = "openai-chat"
@@ -83,7 +83,7 @@ def _tool_call(call: ToolCall, ctx: RenderContext) -> Json:
     }
 
 
-def _assistant(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> Json | None:
+def _assistant(turn: Turn, ctx: RenderContext) -> Json | None:
     texts: list[str] = []
     calls: list[Json] = []
     for block in turn.blocks:
@@ -95,14 +95,8 @@ def _assistant(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> Json 
                 "reasoning not sent (Chat Completions has no reasoning input)",
                 turn.sources[0],
             )
-        elif isinstance(block, ToolCall):
-            if block.provider_executed:
-                ctx.report.tally(
-                    r.PROVIDER_EXECUTED_DROPPED, "provider-executed tool calls not replayed", turn.sources[0]
-                )
-                dropped_calls.add(block.call_id)
-            else:
-                calls.append(_tool_call(block, ctx))
+        elif isinstance(block, ToolCall) and not ctx.not_replayed(block, turn.sources[0]):
+            calls.append(_tool_call(block, ctx))
     if not texts and not calls:
         return None
     message: Json = {"role": "assistant"}
@@ -117,38 +111,31 @@ def _assistant(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> Json 
     return message
 
 
-def _results(turn: Turn, ctx: RenderContext, dropped_calls: set[str], out: Rendered) -> None:
+def _results(turn: Turn, ctx: RenderContext, out: Rendered) -> None:
     moved: list[Json] = []
-    for result in turn.blocks:
-        if result.call_id in dropped_calls:
-            continue
+    for result in ctx.replayed_results(turn):
         call_id = ctx.ids(result.call_id)
         out.add(
             {"role": "tool", "tool_call_id": call_id, "content": result.text},
             [result.source or turn.sources[0]],
         )
         media = [m for m in (media_part(x, ctx, turn.sources[0]) for x in result.media) if m is not None]
-        if media:
-            ctx.report.tally(
-                r.MEDIA_MOVED, "tool-result attachments moved to a user message", turn.sources[0]
-            )
-            moved += [{"type": "text", "text": MEDIA_FROM_RESULT.format(call_id=call_id)}, *media]
+        moved += ctx.moved_media(SHAPES, call_id, media, turn.sources[0])
     if moved:
         out.add({"role": "user", "content": moved}, turn.sources)
 
 
 def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
     out = Rendered()
-    dropped_calls: set[str] = set()
     for turn in turns:
         if turn.role == "tool":
-            _results(turn, ctx, dropped_calls, out)
+            _results(turn, ctx, out)
         elif turn.role == "user":
             content = user_blocks(turn, ctx, SHAPES)
             if content:
                 out.add({"role": "user", "content": content}, turn.sources)
         else:
-            message = _assistant(turn, ctx, dropped_calls)
+            message = _assistant(turn, ctx)
             if message is not None:
                 out.add(message, turn.sources)
     return out

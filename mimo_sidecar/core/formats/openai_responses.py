@@ -24,7 +24,6 @@ from typing import Any
 
 from . import report as r
 from .context import (
-    MEDIA_FROM_RESULT,
     BlockShapes,
     RenderContext,
     Rendered,
@@ -109,7 +108,7 @@ def _user(turn: Turn, ctx: RenderContext) -> Json | None:
     return {"type": "message", "role": "user", "content": content} if content else None
 
 
-def _assistant(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> list[Json]:
+def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
     items: list[Json] = []
     for block in text_before_calls(turn.blocks, turn.sources[0], ctx.report):
         if isinstance(block, Text):
@@ -126,13 +125,8 @@ def _assistant(turn: Turn, ctx: RenderContext, dropped_calls: set[str]) -> list[
                     )
                 else:
                     items.append(item)
-        elif isinstance(block, ToolCall):
-            if block.provider_executed:
-                ctx.report.tally(
-                    r.PROVIDER_EXECUTED_DROPPED, "provider-executed tool calls not replayed", turn.sources[0]
-                )
-                dropped_calls.add(block.call_id)
-            elif block.custom:
+        elif isinstance(block, ToolCall) and not ctx.not_replayed(block, turn.sources[0]):
+            if block.custom:
                 items.append(
                     {
                         "type": "custom_tool_call",
@@ -175,36 +169,29 @@ def _output(result: ToolResult, ctx: RenderContext, source: str, moved: list[Jso
     return items if len(items) != 1 or items[0]["type"] != "input_text" else items[0]["text"]
 
 
-def _results(turn: Turn, ctx: RenderContext, dropped_calls: set[str], out: Rendered) -> None:
+def _results(turn: Turn, ctx: RenderContext, out: Rendered) -> None:
     moved_all: list[Json] = []
-    for result in turn.blocks:
-        if result.call_id in dropped_calls:
-            continue
+    for result in ctx.replayed_results(turn):
         call_id = ctx.ids(result.call_id)
         moved: list[Json] = []
         kind = "custom_tool_call_output" if result.custom else "function_call_output"
         output = _output(result, ctx, turn.sources[0], moved)
         out.add({"type": kind, "call_id": call_id, "output": output}, [result.source or turn.sources[0]])
-        if moved:
-            ctx.report.tally(
-                r.MEDIA_MOVED, "tool-result attachments moved to a user message", turn.sources[0]
-            )
-            moved_all += [{"type": "input_text", "text": MEDIA_FROM_RESULT.format(call_id=call_id)}, *moved]
+        moved_all += ctx.moved_media(SHAPES, call_id, moved, turn.sources[0])
     if moved_all:
         out.add({"type": "message", "role": "user", "content": moved_all}, turn.sources)
 
 
 def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
     out = Rendered()
-    dropped_calls: set[str] = set()
     for turn in turns:
         if turn.role == "tool":
-            _results(turn, ctx, dropped_calls, out)
+            _results(turn, ctx, out)
         elif turn.role == "user":
             message = _user(turn, ctx)
             if message is not None:
                 out.add(message, turn.sources)
         else:
-            for item in _assistant(turn, ctx, dropped_calls):
+            for item in _assistant(turn, ctx):
                 out.add(item, turn.sources)
     return out
