@@ -43,7 +43,7 @@ def conversation() -> tuple[list, list[str]]:
                 "read",
                 {"filePath": f"{ROOT}/src/nope.ts"},
                 "error",
-                error="File not found: src/nope.ts",
+                error="File not found: nope.ts",
             ),
             finish="tool-calls",
         ),
@@ -82,7 +82,7 @@ def test_fills_every_section_from_the_conversation() -> None:
     assert "Don't add any dependency for this, and always keep amounts in cents." in body(got, 4)
     assert "Should I also change the Ridgeway profile?" in body(got, 5)
     errors = body(got, 6)
-    assert "File not found: src/nope.ts" in errors and "✗ parseAmount > comma decimals" in errors
+    assert "File not found: nope.ts" in errors and "✗ parseAmount > comma decimals" in errors
     assert "turns out parseAmount assumes a dot" in body(got, 7)
     files = body(got, 8)
     assert f"`{ROOT}/src/money.ts`: edited 1\u00d7" in files
