@@ -45,7 +45,7 @@ from ..core.budgeted_read import INDEX_LINE
 from ..core.checkpoint_template import CHECKPOINT_TITLE, SECTIONS, TOPIC_PREFIX, is_template
 from ..core.config import PushCaps
 from ..core.jstext import est, js_trim
-from ..core.tail_digest import fold, format_args
+from ..core.tail_digest import fold
 
 TOPIC_CHARS = 120
 ASK_CHARS = 400
@@ -56,23 +56,26 @@ MAX_NEW_PER_SECTION = 12  # new bullets one run adds to a list section (the newe
 SINCE_ASKS = 6
 
 DECISION_CUE = re.compile(
-    r"\b(instead of|rather than|decided|decision|going with|settled on|we will|we'll keep"
-    r"|switch(?:ed)? to)\b",
+    r"\b(instead of|rather than|decided|going with|settled on|we will|we'll keep|switch(?:ed)? to)\b",
     re.IGNORECASE,
 )
 RULE_CUE = re.compile(
-    r"\b(don't|do not|never|always|must|prefer|please use|only use|keep using|no more|avoid|stop)\b"
+    r"\b(don't|do not|never|always|must|prefer|please use|only use|keep using|no more|avoid)\b"
     r"|不要|别|必须|一定",
     re.IGNORECASE,
 )
 FINDING_CUE = re.compile(
-    r"\b(turns out|root cause|the cause|because|that is why|which is why|so the|it means|found that)\b",
+    r"\b(turns out|root cause|the cause|that is why|which is why|found that|the reason)\b",
     re.IGNORECASE,
 )
-ERROR_LINE = re.compile(
-    r"^\s*(?:error\b|\w*Error\b|✗|FAIL\b|\(fail\)|Traceback|panic:|fatal:)|\berror TS\d+|\b[1-9]\d* fail\b",
-    re.IGNORECASE,
+# Error-looking lines of a tool's output, most telling first: a failed test's name, a compiler
+# error, a linter error, then anything that reads like an error or a stack trace.
+ERROR_LINES = (
+    re.compile(r"^\s*(?:\(fail\)|✗|FAIL\b)"),
+    re.compile(r"\berror TS\d+|^\s*\d+:\d+\s+error\b"),
+    re.compile(r"^\s*(?:error\b|\w*Error\b|Traceback|panic:|fatal:)|\b[1-9]\d* fail\b", re.IGNORECASE),
 )
+SUMMARY_KEYS = ("command", "filePath", "file_path", "path", "pattern", "url", "query", "id", "description")
 WRITE_TOOLS = frozenset({"edit", "write", "patch", "multiedit", "apply_patch", "str_replace"})
 PATH_KEYS = ("filePath", "file_path", "path", "filename")
 FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
@@ -253,8 +256,18 @@ def _intent(conv: _Conversation) -> list[str]:
     return out
 
 
+def _summary(call: _Call) -> str:
+    """The tool and its one most telling argument: `bash: bun test`, `edit: src/cli.ts`."""
+    if isinstance(call.input, Mapping):
+        for key in SUMMARY_KEYS:
+            value = call.input.get(key)
+            if isinstance(value, str) and value:
+                return f"{call.name} `{fold(value, 100)}`"
+    return call.name
+
+
 def _call_line(call: _Call) -> str:
-    line = f"{call.name}({format_args(call.input)})"
+    line = _summary(call)
     if call.error is not None:
         return f"{line} \u2192 error: {fold(call.error, LINE_CHARS)}"
     failure = _error_line(call.output)
@@ -265,7 +278,10 @@ def _in_flight(conv: _Conversation) -> list[str]:
     out = []
     if conv.assistant_texts:
         out.append(f"- Last said: {_quote(conv.assistant_texts[-1][1], ASK_CHARS)}")
-    out += [f"- Ran: {_call_line(c)}" for _, c in conv.calls[-LAST_CALLS:]]
+    ran = [_call_line(c) for _, c in conv.calls[-LAST_CALLS:]]
+    for line in dict.fromkeys(ran):  # the same call several times in a row is one line
+        count = ran.count(line)
+        out.append(f"- Ran: {line}" + (f" ({count}\u00d7)" if count > 1 else ""))
     return out
 
 
@@ -280,16 +296,18 @@ def _questions(conv: _Conversation, start: int) -> list[str]:
 
 
 def _error_line(output: str) -> str | None:
-    for line in output.split("\n"):
-        if ERROR_LINE.search(line):
-            return fold(line, LINE_CHARS)
+    lines = output.split("\n")
+    for pattern in ERROR_LINES:
+        for line in lines:
+            if pattern.search(line):
+                return fold(line, LINE_CHARS)
     return None
 
 
 def _errors(conv: _Conversation) -> list[str]:
     out = []
     for _, call in conv.calls:
-        what = fold(f"{call.name}({format_args(call.input)})", 100)
+        what = _summary(call)
         if call.error is not None:
             out.append(f"- {what}: {fold(call.error, LINE_CHARS)}")
         elif (line := _error_line(call.output)) is not None:
@@ -312,14 +330,28 @@ def _files(conv: _Conversation, listed: Sequence[str]) -> list[str]:
         if call.name in WRITE_TOOLS and path is not None and call.error is None:
             changes.setdefault(path, []).append("written" if call.name == "write" else "edited")
     old = "\n".join(listed)
+    root = _common_dir(list(changes))
     out = []
     for path, kinds in changes.items():
-        tail = "/".join(path.replace("\\", "/").split("/")[-2:])
-        if tail in old:
+        shown = path[len(root) :] if root else path
+        if "/".join(path.replace("\\", "/").split("/")[-2:]) in old:
             continue  # the current file already has a line for it
         what = ", ".join(f"{k} {kinds.count(k)}\u00d7" for k in sorted(set(kinds)))
-        out.append(f"- `{path}`: {what}")
+        out.append(f"- `{shown}`: {what}")
     return out
+
+
+def _common_dir(paths: Sequence[str]) -> str:
+    """The directory all `paths` share, with its trailing "/", when it is at least two levels deep."""
+    if not paths:
+        return ""
+    parts = [p.replace("\\", "/").split("/")[:-1] for p in paths]
+    common: list[str] = []
+    for level in zip(*parts, strict=False):
+        if len(set(level)) != 1:
+            break
+        common.append(level[0])
+    return "/".join(common) + "/" if len([c for c in common if c]) >= 2 else ""
 
 
 def _live(conv: _Conversation) -> list[str]:

@@ -85,8 +85,9 @@ def test_fills_every_section_from_the_conversation() -> None:
     assert "File not found: nope.ts" in errors and "✗ parseAmount > comma decimals" in errors
     assert "turns out parseAmount assumes a dot" in body(got, 7)
     files = body(got, 8)
-    assert f"`{ROOT}/src/money.ts`: edited 1\u00d7" in files
-    assert f"`{ROOT}/tests/fixtures/kontor.csv`: written 1\u00d7" in files
+    # Shown relative to the directory all changed files share.
+    assert "- `src/money.ts`: edited 1\u00d7" in files
+    assert "- `tests/fixtures/kontor.csv`: written 1\u00d7" in files
     assert "read" not in files  # reads touch nothing
     assert "Benchmark the 40k-row import" in body(got, 9) and "bench-1" in body(got, 9)
     assert "- 2 user message(s), 6 tool call(s), 2 of them failed or reported errors." in body(got, 10)
