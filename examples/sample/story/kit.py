@@ -95,9 +95,6 @@ class Checkout:
         prefix = self.abs(directory).rstrip("/") + "/"
         return sorted(p for p in self.files if p.startswith(prefix))
 
-    def snapshot(self) -> dict[str, str]:
-        return dict(self.files)
-
 
 def unified(path: str, before: str, after: str) -> str:
     rel = Checkout.rel(path)
@@ -307,11 +304,6 @@ def todowrite(*todos: tuple[str, str, str]) -> Call:
         return Outcome(json.dumps(items, indent=2, ensure_ascii=False), f"{left} todos", {"todos": items})
 
     return Call("todowrite", {"todos": items}, run)
-
-
-def failing(tool: str, tool_input: Json, error: str) -> Call:
-    """A call that fails the way the tool reports it (a bad regex, a path that is not there...)."""
-    return Call(tool, tool_input, lambda s: Outcome(error=error))
 
 
 # =============================================================================================

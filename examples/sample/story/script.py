@@ -2617,7 +2617,7 @@ def turn_14_occurrences(s: Story, t: Tally) -> None:
         "identical keys; the id hashes the key and the rank. Tests: the two-coffee case, and the "
         "same export giving the same ids twice.",
     )
-    same = tally_id_of("2026-04-20", -870, "Cafe Linde", "", 1)
+    same = tally_model.tally_id("2026-04-20", -870, "Cafe Linde", "", 1)
     s.step(
         bash(
             "bun test tests/dedupe.test.ts",
@@ -3238,9 +3238,3 @@ def turn_17_final_check(s: Story, t: Tally) -> None:
         ),
         say="And the file itself did not change:",
     )
-
-
-def tally_id_of(date: str, cents: int, payee: str, reference: str, occurrence: int) -> str:
-    from tally_model import tally_id
-
-    return tally_id(date, cents, payee, reference, occurrence)

@@ -11,8 +11,8 @@ import re
 from collections.abc import Callable
 
 from home import RULES
-from kit import Checkout, Story
-from tally_model import KONTOR, Behaviour, CliCrash, Entry, balances, decode, import_text, journal_text
+from kit import Story
+from tally_model import Behaviour, CliCrash, Entry, balances, decode, import_text, journal_text
 
 Command = Callable[[Story], tuple[str, bool]]
 Crash = Callable[[Story], str]
@@ -115,11 +115,6 @@ def tally_balance(journal: str, *, depth: int | None = None, crash: Crash | None
     return run
 
 
-def shell(text: str) -> Command:
-    """Another command's fixed output (ls, cp, wc ...)."""
-    return lambda s: (text, True)
-
-
 def effect(fn: Callable[[Story], None], text: str = "") -> Command:
     def run(s: Story) -> tuple[str, bool]:
         fn(s)
@@ -173,11 +168,3 @@ def grep_context(pattern: str, after: int = 0, before: int = 0) -> Callable[[str
 
 def journal_tail(journal: str, n: int) -> Command:
     return lambda s: ("\n".join(s.fs.read(journal).rstrip("\n").split("\n")[-n:]), True)
-
-
-def kontor_account() -> str:
-    return str(KONTOR["account"])
-
-
-def rel(path: str) -> str:
-    return Checkout.rel(path)
