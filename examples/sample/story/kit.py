@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from benchmarks.generator import IdMint, cost_of
+from benchmarks.generator import IdMint, add_part, cost_of, new_actor, new_message
 from mimo_sidecar.core.jstext import est
 from mimo_sidecar.core.message import part_tokens
 
@@ -376,15 +376,7 @@ def actor_spawn(
 
     def run(s: Story) -> Outcome:
         actor_id = f"{agent}-{sum(1 for a in s.actors if a['agent'] == agent) + 1}"
-        actor = {
-            "actorID": actor_id,
-            "sessionID": s.session_id,
-            "status": "running",
-            "background": background,
-            "description": description,
-            "agent": agent,
-            "lastTurnTime": s.now,
-        }
+        actor = new_actor(actor_id, s.session_id, agent, description, background, s.now)
         s.actors.append(actor)
         report = ""
         if slice_ is not None:
@@ -452,22 +444,10 @@ class Story:
         return self.now
 
     def _part(self, msg: Json, ptype: str, **fields: Any) -> Json:
-        p = {
-            "id": self.ids.ascending("prt", self.now),
-            "sessionID": self.session_id,
-            "messageID": msg["info"]["id"],
-            "type": ptype,
-            **fields,
-        }
-        msg["parts"].append(p)
-        return p
+        return add_part(self.ids, self.now, msg, ptype, **fields)
 
     def _message(self, role: str, info: Json) -> Json:
-        msg_info = {"id": self.ids.ascending("msg", self.now), "sessionID": self.session_id, "role": role}
-        msg_info.update(info)
-        if self.slice != "main":
-            msg_info["agentID"] = self.slice
-        msg = {"info": msg_info, "parts": []}
+        msg = new_message(self.ids, self.now, self.session_id, role, self.slice, info)
         self.messages.append(msg)
         return msg
 
@@ -485,7 +465,6 @@ class Story:
         msg = self._message(
             "user",
             {
-                "time": {"created": self.now},
                 "agent": self.agent,
                 "model": {"providerID": PROVIDER, "modelID": MODEL_ID},
             },
@@ -508,7 +487,6 @@ class Story:
         msg = self._message(
             "assistant",
             {
-                "time": {"created": self.now},
                 "parentID": self.parent.get(self.slice),
                 "modelID": MODEL_ID,
                 "providerID": PROVIDER,

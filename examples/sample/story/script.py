@@ -235,6 +235,43 @@ def turn_1_diagnosis(s: Story, t: Tally) -> None:
     )
 
 
+# The decimal-comma tests: first in a file of their own (turn 2), then moved into money.test.ts (turn 3).
+COMMA_TESTS = code("""
+    describe("parseAmount with a decimal comma", () => {
+      const COMMA = { decimal: "," } as const;
+      const DOT = { decimal: "." } as const;
+
+      test("decimal comma", () => {
+        expect(parseAmount("45,90", COMMA)).toBe(4590);
+      });
+
+      test("thousands dot and decimal comma", () => {
+        expect(parseAmount("1.234,56", COMMA)).toBe(123456);
+      });
+
+      test("negative with thousands", () => {
+        expect(parseAmount("-1.234,56", COMMA)).toBe(-123456);
+      });
+
+      test("one decimal digit means tenths", () => {
+        expect(parseAmount("0,5", COMMA)).toBe(50);
+      });
+
+      test("no decimals", () => {
+        expect(parseAmount("12", COMMA)).toBe(1200);
+      });
+
+      test("three decimals are an error", () => {
+        expect(() => parseAmount("1,234", COMMA)).toThrow(AmountError);
+      });
+
+      test("the dot format still reads US amounts", () => {
+        expect(parseAmount("1,234.56", DOT)).toBe(123456);
+      });
+    });
+""")
+
+
 def turn_2_amounts(s: Story, t: Tally) -> None:
     s.user(
         prose("""
@@ -271,44 +308,8 @@ def turn_2_amounts(s: Story, t: Tally) -> None:
     s.step(
         write(
             "tests/money-decimal-comma.test.ts",
-            code("""
-            import { describe, expect, test } from "bun:test";
-            import { AmountError, parseAmount } from "../src/money";
-
-            const COMMA = { decimal: "," } as const;
-            const DOT = { decimal: "." } as const;
-
-            describe("parseAmount with a decimal comma", () => {
-              test("decimal comma", () => {
-                expect(parseAmount("45,90", COMMA)).toBe(4590);
-              });
-
-              test("thousands dot and decimal comma", () => {
-                expect(parseAmount("1.234,56", COMMA)).toBe(123456);
-              });
-
-              test("negative with thousands", () => {
-                expect(parseAmount("-1.234,56", COMMA)).toBe(-123456);
-              });
-
-              test("one decimal digit means tenths", () => {
-                expect(parseAmount("0,5", COMMA)).toBe(50);
-              });
-
-              test("no decimals", () => {
-                expect(parseAmount("12", COMMA)).toBe(1200);
-              });
-
-              test("three decimals are an error", () => {
-                expect(() => parseAmount("1,234", COMMA)).toThrow(AmountError);
-              });
-
-              test("the dot format still reads US amounts", () => {
-                expect(parseAmount("1,234.56", DOT)).toBe(123456);
-              });
-            });
-            """)
-            + "\n",
+            'import { describe, expect, test } from "bun:test";\n'
+            'import { AmountError, parseAmount } from "../src/money";\n\n' + COMMA_TESTS + "\n",
         ),
         say="Failing tests first, in a file of their own while I work on them.",
     )
@@ -471,40 +472,6 @@ def turn_3_move_tests_and_commit(s: Story, t: Tally) -> None:
         after_s=(600, 900),
     )
     s.step(read("tests/money.test.ts"), say="Moving the tests into `tests/money.test.ts`.")
-    block = code("""
-        describe("parseAmount with a decimal comma", () => {
-          const COMMA = { decimal: "," } as const;
-          const DOT = { decimal: "." } as const;
-
-          test("decimal comma", () => {
-            expect(parseAmount("45,90", COMMA)).toBe(4590);
-          });
-
-          test("thousands dot and decimal comma", () => {
-            expect(parseAmount("1.234,56", COMMA)).toBe(123456);
-          });
-
-          test("negative with thousands", () => {
-            expect(parseAmount("-1.234,56", COMMA)).toBe(-123456);
-          });
-
-          test("one decimal digit means tenths", () => {
-            expect(parseAmount("0,5", COMMA)).toBe(50);
-          });
-
-          test("no decimals", () => {
-            expect(parseAmount("12", COMMA)).toBe(1200);
-          });
-
-          test("three decimals are an error", () => {
-            expect(() => parseAmount("1,234", COMMA)).toThrow(AmountError);
-          });
-
-          test("the dot format still reads US amounts", () => {
-            expect(parseAmount("1,234.56", DOT)).toBe(123456);
-          });
-        });
-        """)
     s.step(
         edit(
             "tests/money.test.ts",
@@ -515,7 +482,7 @@ def turn_3_move_tests_and_commit(s: Story, t: Tally) -> None:
         edit(
             "tests/money.test.ts",
             'describe("formatCents", () => {',
-            block + '\n\ndescribe("formatCents", () => {',
+            COMMA_TESTS + '\n\ndescribe("formatCents", () => {',
         ),
     )
     s.step(

@@ -80,45 +80,19 @@ def rows_by_line(text: str) -> list[list[str]]:
     return [split_line(line) for line in re.split(r"\r?\n", text) if line.replace(";", "").strip()]
 
 
-def rows_streamed(text: str, skip_empty: bool) -> list[list[str]]:
+def rows_joined(text: str, skip_empty: bool) -> list[list[str]]:
+    """The new reader: lines join into one record while its quote count is odd."""
     rows: list[list[str]] = []
-    row: list[str] = []
-    cur, quoted, i = "", False, 0
-
-    def end_row() -> None:
-        nonlocal row, cur
-        row.append(cur)
-        blank = len(row) == 1 and row[0] == ""
-        if not blank and not (skip_empty and all(not f.strip() for f in row)):
-            rows.append(row)
-        row, cur = [], ""
-
-    while i < len(text):
-        ch = text[i]
-        if quoted:
-            if ch == '"' and text[i + 1 : i + 2] == '"':
-                cur, i = cur + '"', i + 1
-            elif ch == '"':
-                quoted = False
-            elif ch == "\r" and text[i + 1 : i + 2] == "\n":
-                cur, i = cur + "\n", i + 1
-            else:
-                cur += ch
-        elif ch == '"':
-            quoted = True
-        elif ch == ";":
-            row.append(cur)
-            cur = ""
-        elif ch == "\r" and text[i + 1 : i + 2] == "\n":
-            end_row()
-            i += 1
-        elif ch == "\n":
-            end_row()
-        else:
-            cur += ch
-        i += 1
-    if cur or row:
-        end_row()
+    record: str | None = None
+    for line in re.split(r"\r?\n", text):
+        record = line if record is None else record + "\n" + line
+        if record.count('"') % 2:
+            continue  # inside a quoted field
+        if (record.replace(";", "") if skip_empty else record).strip():
+            rows.append(split_line(record))
+        record = None
+    if record is not None:
+        rows.append(split_line(record))
     return rows
 
 
@@ -224,7 +198,7 @@ def decode(raw: str, cp1252: bool, b: Behaviour) -> str:
 
 def import_text(text: str, rules_text: str, b: Behaviour) -> Imported:
     text = text.removeprefix("\ufeff")
-    rows = rows_by_line(text) if b.reader == "lines" else rows_streamed(text, b.reader == "stream+skip")
+    rows = rows_by_line(text) if b.reader == "lines" else rows_joined(text, b.reader == "stream+skip")
     rows = rows[KONTOR["skip"] :]
     header, body = rows[0], rows[1:]
     index = {name.strip(): i for i, name in enumerate(header)}
