@@ -1,6 +1,7 @@
 """The shape of `checkpoint.md`: a title, a `Topic:` line and ten numbered `##` sections.
 
-The template is written for the two readers of the file (spec §7.4, §9.2):
+The template is written for the two readers of the file (behavior.md#checkpoint-topic,
+behavior.md#section-aware-read):
 
 - the checkpoint index takes the topic from the first `Topic:` line, so the line sits right under
   the title, before any section;

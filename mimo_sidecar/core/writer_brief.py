@@ -4,8 +4,9 @@ A host runs a checkpoint writer with one model call: the writer's messages (the 
 the watermark, `request/build purpose: "writer"`) followed by these instructions. They carry
 
 - the `checkpoint.md` template and the purpose of each section (`checkpoint_template`);
-- the size budget, `push_caps.checkpoint` tokens, and how tokens are counted (spec §3.1);
-- what the section-aware read (spec §9.2) keeps when the file is over budget, so the model puts
+- the size budget, `push_caps.checkpoint` tokens, and how tokens are counted (behavior.md#est);
+- what the section-aware read (behavior.md#section-aware-read) keeps when the file is over budget,
+  so the model puts
   what matters most where it survives;
 - the current `checkpoint.md`, to be updated rather than rewritten from scratch;
 - the watermark message the checkpoint must cover, and the output contract: the whole new file,
@@ -23,7 +24,10 @@ from .checkpoint_template import CHECKPOINT_TEMPLATE, CHECKPOINT_TITLE, SECTIONS
 from .config import PushCaps
 from .jstext import est
 
-CHARS_PER_TOKEN = 4  # spec §3.1: est(s) = UTF-16 length / 4, rounded half up
+# Sections named in the rules below, by title (the numbers are the template's own headings).
+FIRST_THREE = ", ".join(s.title for s in SECTIONS[:2]) + " and " + SECTIONS[2].title
+LAST = SECTIONS[-1].title
+CHARS_PER_TOKEN = 4  # behavior.md#est: UTF-16 length / 4, rounded half up
 
 # Delimiters of the embedded files. Tags rather than code fences: a checkpoint may itself hold
 # fenced code, which would close a fence early.
@@ -89,21 +93,21 @@ def survival_rules(budget: int) -> tuple[str, ...]:
         f"line, and only if more than {MIN_TOKENS_FOR_PARTIAL_BODY} tokens are left; the bodies after "
         "it are in practice lost;",
         "- if the headings, italic lines and `- See` lines alone reach the budget, nothing else.",
-        "So the earlier sections and the top of every section are the safest places: keep §1 to §3 "
-        "short and current, and put the most important bullet first in each section.",
+        "So the earlier sections and the top of every section are the safest places: keep "
+        f"{FIRST_THREE} short and current, and put the most important bullet first in each section.",
     )
 
 
 CURRENT_HEAD = "## The current checkpoint"
 UPDATE_RULE = (
     "Update this file; do not start over. Keep what is still true, correct what changed, remove what "
-    "is finished and no longer useful, and add what is new in the conversation. Entries of §2 are "
-    "never dropped: mark an overturned decision as superseded. Rewrite §10 for the stretch of "
+    "is finished and no longer useful, and add what is new in the conversation. Decisions are "
+    f"never dropped: mark an overturned one as superseded. Rewrite “{LAST}” for the stretch of "
     "conversation this checkpoint adds."
 )
 NO_CURRENT = (
-    "There is no checkpoint yet: write the first one, starting from the template, and use §10 for the "
-    "whole conversation so far."
+    "There is no checkpoint yet: write the first one, starting from the template, and use "
+    f"“{LAST}” for the whole conversation so far."
 )
 
 OUTPUT_HEAD = "## Your reply"

@@ -14,21 +14,22 @@ The rules, section by section (the current file's bullets are kept and new ones 
 without duplicates, except where "replaced" is said):
 
 - Topic: the current topic, else the first user ask.
-- §1 Active intent (replaced): the newest user ask, and the first one when they differ.
-- §2 Decisions: assistant sentences with a decision cue ("instead of", "rather than", "decided"...).
-- §3 Work in flight (replaced): the newest assistant text and the last tool calls with their outcome.
-- §4 Constraints and preferences: user sentences with a rule cue ("don't", "always", "never"...).
-- §5 Open questions: assistant questions asked after the newest user ask.
-- §6 Errors seen: error results, and the first error-looking line of other results (failed tests,
-  compiler errors, stack traces).
-- §7 Discovered knowledge: assistant sentences with a finding cue ("turns out", "because"...).
-- §8 Files touched: the paths of `edit`/`write`/`patch`-like calls, with how often each changed.
-- §9 Live resources: calls started in the background (`background: true`), with their result line.
-- §10 Since the last checkpoint (replaced): counts and the user asks after `since` (a message ID in
+- Active intent (replaced): the newest user ask, and the first one when they differ.
+- Decisions: assistant sentences with a decision cue ("instead of", "rather than", "decided"...).
+- Work in flight (replaced): the newest assistant text and the last tool calls with their outcome.
+- Constraints and preferences: user sentences with a rule cue ("don't", "always", "never"...).
+- Open questions: assistant questions asked after the newest user ask.
+- Errors seen: error results, and the most telling error line of other results (a failed test,
+  a compiler or linter error, then anything that reads like an error or a stack trace).
+- Discovered knowledge: assistant sentences with a finding cue ("turns out", "root cause"...).
+- Files touched: the paths of `edit`/`write`/`patch`-like calls, with how often each changed.
+- Live resources: calls started in the background (`background: true`), with their result line.
+- Since the last checkpoint (replaced): counts and the user asks after `since` (a message ID in
   `sources`), or after the start when there is none.
 
-When the file is over `budget` tokens, the oldest bullets of the list sections go first (§7, §6,
-§8, §4, §5, §9, §2 in that order); `- See ...` index lines are never dropped.
+When the file is over `budget` tokens, the oldest bullets of the list sections go first
+(Discovered knowledge, Errors seen, Files touched, Constraints, Open questions, Live resources,
+Decisions, in that order); `- See ...` index lines are never dropped.
 
 A JavaScript port for the Node example must keep these rules and their order.
 """
@@ -390,7 +391,8 @@ def standin_checkpoint(
     """The new `checkpoint.md` for a writer request's `messages` (see the module docstring).
 
     `sources[i]` is the stored message ID of `messages[i]` (`BuildResult.sources`); with `since`,
-    the ID of the message the previous checkpoint covered, §10 covers only what came after it.
+    the ID of the message the previous checkpoint covered, "Since the last checkpoint" covers only
+    what came after it.
     """
     conv = _read(messages)
     old_topic, old = (None, {}) if current is None or is_template(current) else _parse(current)

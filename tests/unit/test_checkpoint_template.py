@@ -1,4 +1,7 @@
-"""core.checkpoint_template: the template reads back as the core reads checkpoint.md (§7.4, §8.5.2, §9.2)."""
+"""core.checkpoint_template: the template reads back as the core reads checkpoint.md.
+
+behavior.md#checkpoint-topic, behavior.md#section-checkpoint, behavior.md#section-aware-read.
+"""
 
 from __future__ import annotations
 
@@ -47,7 +50,7 @@ def test_ten_numbered_sections_in_the_documented_order() -> None:
         "## §9 Live resources",
         "## §10 Since the last checkpoint",
     ]
-    # One line each, and each is an italic line for §9.2 (starts and ends with "_").
+    # One line each, and each is an italic line for the section-aware read (starts and ends with "_").
     for s in SECTIONS:
         assert "\n" not in s.italic and s.italic.startswith("_") and s.italic.endswith("_")
         assert "_" not in s.purpose
@@ -92,7 +95,7 @@ def test_under_budget_the_whole_file_comes_back() -> None:
 
 
 def test_rendered_section_drops_only_the_title() -> None:
-    # §8.5.2 pushes the file with stripH1: the title goes, the Topic line and all ## sections stay.
+    # The checkpoint section is pushed with stripH1: the title goes, the Topic line and all ## stay.
     got = strip_h1(CHECKPOINT_TEMPLATE)
     assert CHECKPOINT_TITLE not in got.split("\n")
     assert got.startswith("Topic: " + UNWRITTEN_TOPIC)

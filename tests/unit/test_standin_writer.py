@@ -122,7 +122,7 @@ def test_updates_the_current_file_instead_of_starting_over() -> None:
     assert body(got, 2).startswith("- Amounts stay integer cents (user).\n")  # old bullets first
     assert "money.ts`: edited" not in body(got, 8)  # already listed by the current file
     assert "kontor.csv`: written" in body(got, 8)
-    # Only what came after `since` is added to the list sections and to §10.
+    # Only what came after `since` is added to the list sections and to "Since the last checkpoint".
     assert "File not found" not in body(got, 6)
     assert "- 1 user message(s), 2 tool call(s)" in body(got, 10)
 

@@ -30,6 +30,7 @@ Json = dict[str, Any]
 HOME = "/home/dev"
 ROOT = f"{HOME}/tally"
 PROVIDER, MODEL_ID = "xiaomi", "mimo-v2-pro"
+ARCHIVE_DAYS = 7  # task_archive_days, behavior.md#task-archival
 
 
 class ToolError(Exception):
@@ -322,7 +323,7 @@ def task_create(title: str, parent: str | None = None) -> Call:
 
 
 def task_update(tid: str, status: str, note: str, *, ended: bool = False) -> Call:
-    """`ended`: record the end time, which starts the task's archive window (spec §2.9)."""
+    """`ended`: record the end time, which starts the task's archive window (behavior.md#task-archival)."""
 
     def run(s: Story) -> Outcome:
         s.board.update(tid, status, s.now, ended)
@@ -406,8 +407,6 @@ def actor_status(actor_id: str, report: str) -> Call:
 # =============================================================================================
 # The session
 # =============================================================================================
-ARCHIVE_DAYS = 7  # spec §13.2 task_archive_days
-
 TYPICAL_MS = {
     "read": (15, 90),
     "grep": (40, 350),
