@@ -82,6 +82,8 @@ PATH_KEYS = ("filePath", "file_path", "path", "filename")
 FENCE = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 BOUNDARY_LABELS = (texts.CHECKPOINT_LABEL, texts.COMPACTION_LABEL)
+# The text a request gives a delegated subtask, up to where the agent's name goes.
+SUBTASK_PREFIX = texts.subtask_request_text("\0", "").split("\0", 1)[0]
 TRIM_ORDER = (7, 6, 8, 4, 5, 9, 2)
 
 
@@ -110,8 +112,8 @@ def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
 
 
-def _texts(message: Mapping[str, Any], kind: str = "text") -> list[str]:
-    return [b["text"] for b in _blocks(message) if b.get("type") == kind and isinstance(b.get("text"), str)]
+def _texts(message: Mapping[str, Any]) -> list[str]:
+    return [b["text"] for b in _blocks(message) if b.get("type") == "text" and isinstance(b.get("text"), str)]
 
 
 def _user_ask(message: Mapping[str, Any]) -> str | None:
@@ -120,7 +122,7 @@ def _user_ask(message: Mapping[str, Any]) -> str | None:
     if any(p.startswith(BOUNDARY_LABELS) for p in pieces):
         return None  # an earlier rebuild or compaction boundary: not something the user said
     for piece in pieces:
-        if js_trim(piece) and not piece.startswith("[Delegated a subtask"):
+        if js_trim(piece) and not piece.startswith(SUBTASK_PREFIX):
             return js_trim(piece)
     return None
 
