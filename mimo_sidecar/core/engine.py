@@ -1,18 +1,15 @@
 """Orchestration of the rebuild over one `Session` (spec §4, §5, §7, §12).
 
-Pure and synchronous. Waiting for a checkpoint writer is the RPC layer's job: it calls
-`insert_gate` and reads the watermark *before* the wait (Decision D4), waits, and then calls
-`insert`, which either applies the whole rebuild or nothing.
+Pure and synchronous. Waiting for a checkpoint writer is the service's job (`service.insert_flow`):
+it calls `insert_gate` and reads the watermark *before* the wait (Decision D4), waits, and then
+calls `insert`, which either applies the whole rebuild or nothing.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import orjson
 
 from . import texts
 from .boundary import (
@@ -27,16 +24,19 @@ from .boundary import (
     render_index,
 )
 from .config import RebuildConfig
+from .errors import DomainError, ErrorCode
 from .fidelity import FidelityReport, fidelity_report
+from .formats import DEFAULT_FORMAT, Target
+from .formats.prefix import prefix_hash, render_prefix
+from .formats.report import Report
 from .ids import IdMinter, IdScheme, ascending_scheme
 from .memory_files import MemoryRoot
 from .message import Json, Message
-from .outcomes import InsertOutcome, UsageSource
 from .recent_user import logical_window, newest_user_ask
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
 from .request_size import RequestSizes, prefix_tokens, request_tokens
-from .session import MAIN_AGENT, Session, SessionError
+from .session import Session
 from .trigger import (
     BudgetWarnings,
     choose_usage,
@@ -47,6 +47,7 @@ from .trigger import (
     usage_recovered,
 )
 from .watermark import WatermarkResult, watermark_for
+from .words import MAIN_AGENT, GateOutcome, InsertOutcome, RenderOutcome, UsageSource
 
 DEFAULT_MAX_OUTPUT_TOKENS = 32_000
 
@@ -90,7 +91,7 @@ class ComputeResult:
 
 @dataclass
 class InsertResult:
-    outcome: InsertOutcome
+    outcome: RenderOutcome
     message: Json | None = None
     compacted: list[CompactMark] = field(default_factory=list)
     render: RenderResult | None = None
@@ -107,6 +108,7 @@ class RequestPrefix:
     system: list[Any]
     tools: list[Any]
     hash: str
+    request: Json | None = None  # the prefix fields in the output format (None for ai-sdk)
 
 
 @dataclass(frozen=True)
@@ -152,9 +154,7 @@ def decide_trigger(
     recovered = usage_recovered(msgs, ordering, session.view_carriers(agent_id))
     summary = finished is not None and finished.info.get("summary") is True
     should = overflow and not recovered and not summary and agent_id == MAIN_AGENT
-    warnings = (
-        tuple(line.warnings) + notes + (() if model else ("no model limits known: overflow handling is off",))
-    )
+    warnings = tuple(line.warnings) + notes + (() if model else (texts.NO_MODEL_LIMITS,))
     return TriggerDecision(
         line.usable, count, overflow, recovered, should, line.hard, line.budget, source, warnings
     )
@@ -279,7 +279,7 @@ def compute(
 # -- insert (§7) --------------------------------------------------------------------------------
 def insert_gate(
     session: Session, memory: MemoryRoot, config: RebuildConfig, agent_id: str
-) -> InsertOutcome | None:
+) -> GateOutcome | None:
     """The outcome that ends a rebuild before any rendering, or None to proceed (§7.1, §7.2, §8.1)."""
     if config.checkpoint_disabled:
         return "checkpoint-off"
@@ -309,12 +309,12 @@ def boundary_id_scheme(session: Session) -> IdScheme | None:
 
 
 def require_boundary_id(session: Session, boundary_id: str | None) -> None:
-    """Raises SessionError `boundary-id-required` when the host must name the boundary's ID."""
+    """Raises DomainError `boundary-id-required` when the host must name the boundary's ID."""
     if boundary_id is None and boundary_id_scheme(session) is None:
-        raise SessionError(
-            "boundary-id-required",
+        raise DomainError(
+            ErrorCode.BOUNDARY_ID_REQUIRED,
             texts.boundary_id_required(session.newest_id() or ""),
-            "boundaryMessageId",
+            ("boundaryMessageId",),
             {"sessionId": session.session_id},
         )
 
@@ -342,7 +342,7 @@ def insert(
     """Render, build and insert the boundary, then mark compactable results (§7.2–§7.5).
 
     `watermark` is the value read before any writer wait (D4). Nothing is changed unless the
-    outcome is `rebuilt`. Raises SessionError when the host must name the boundary's ID.
+    outcome is `rebuilt`. Raises DomainError when the host must name the boundary's ID.
     """
     require_boundary_id(session, boundary_id)
     msgs = insert_messages(session, reason)
@@ -355,13 +355,13 @@ def insert(
     try:
         rendered = render(inputs)
     except Exception as exc:  # §7.3 step 1: a render error counts as an empty render
-        result.detail = f"rendering failed: {exc}"
+        result.detail = texts.rendering_failed(exc)
         return result
     result.render = rendered
     result.fidelity = fidelity_report(inputs, rendered, after)
     warnings += list(rendered.warnings)
     if not rendered.text:
-        result.detail = rendered.empty_reason or "the rebuild text rendered empty"
+        result.detail = rendered.empty_reason or texts.RENDERED_EMPTY
         return result
     w_created = _created_of(session.find_in_context(watermark))  # D12: not only in the view
     boundary = _boundary(
@@ -386,11 +386,9 @@ def insert(
         return result
     result.compacted = apply_marks(planned, now_ms, session.refresh_part)
     if w_created is None:
-        warnings.append("microcompaction skipped: the watermark message is unknown")
+        warnings.append(texts.MICROCOMPACTION_SKIPPED)
     if session.watermark != watermark:
-        warnings.append(
-            "the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one"
-        )
+        warnings.append(texts.WATERMARK_ADVANCED_DURING_WAIT)
     session.insert_boundary(boundary)
     result.outcome, result.message = "rebuilt", boundary.to_json()
     return result
@@ -472,7 +470,7 @@ def _or_empty(make: Callable[[], str], warnings: list[str], what: str) -> str:
     try:
         return make()
     except Exception as exc:
-        warnings.append(f"{what} omitted: {exc}")
+        warnings.append(texts.companion_text_omitted(what, exc))
         return ""
 
 
@@ -493,13 +491,20 @@ def _last_user_field(msgs: Sequence[Message], name: str) -> Any:
 
 
 # -- request assembly (§12) --------------------------------------------------------------------
-def prefix_of(session: Session) -> RequestPrefix:
-    """The frozen request prefix and a stable hash for prompt-cache comparisons (§12.7 item 1)."""
+def prefix_of(session: Session, built: BuiltRequest | None = None) -> RequestPrefix:
+    """The frozen request prefix (behavior.md#request-prefix) in the format of `built` (default
+    `ai-sdk`), with a hash over the format's own prefix bytes for prompt-cache comparisons."""
     prefix = session.request_prefix or {}
     system = list(prefix.get("system") or [])
     tools = list(prefix.get("tools") or [])
-    digest = hashlib.sha256(orjson.dumps({"system": system, "tools": tools}, option=orjson.OPT_SORT_KEYS))
-    return RequestPrefix(system, tools, "sha256:" + digest.hexdigest())
+    if built is None or built.format == DEFAULT_FORMAT:
+        return RequestPrefix(system, tools, prefix_hash(system, tools, None))
+    report = Report(built.warnings)
+    model_id = built.target.model_id if built.target is not None else None
+    request = render_prefix(
+        built.format, system, tools, model_id=model_id, cache_ttl=built.cache_ttl, report=report
+    )
+    return RequestPrefix(system, tools, prefix_hash(system, tools, request), request)
 
 
 def has_memory_artifacts(session: Session, memory: MemoryRoot, config: RebuildConfig, now_ms: int) -> bool:
@@ -520,7 +525,11 @@ def build(
     has_actor_tool: bool = False,
     memory_reminder: bool = True,
     now_ms: int,
+    fmt: str = DEFAULT_FORMAT,
+    target: Target | None = None,
+    cache_ttl: str | None = None,
 ) -> BuildResult:
+    """The agent's next request in format `fmt` (see `core.formats`)."""
     view = list(session.context_view(agent_id))
     is_main = agent_id == MAIN_AGENT
     reminder = None
@@ -529,10 +538,16 @@ def build(
             memory.session_dir(session.session_id), shell_style=shell_style, has_actor_tool=has_actor_tool
         )
     built = build_messages(
-        view, collapse_tail=collapse_tail and is_main, ordering=session.ordering(), reminder=reminder
+        view,
+        collapse_tail=collapse_tail and is_main,
+        ordering=session.ordering(),
+        reminder=reminder,
+        fmt=fmt,
+        target=target,
+        cache_ttl=cache_ttl,
     )
     pending = usage_recovered(view, session.ordering(), session.view_carriers(agent_id))
-    return BuildResult(prefix_of(session), built, reminder is not None, pending)
+    return BuildResult(prefix_of(session, built), built, reminder is not None, pending)
 
 
 def writer_view(session: Session, up_to: str | None = None) -> list[Message]:
@@ -555,8 +570,23 @@ def writer_view(session: Session, up_to: str | None = None) -> list[Message]:
     raise KeyError(up_to)
 
 
-def build_for_writer(session: Session, up_to: str | None = None) -> BuildResult:
+def build_for_writer(
+    session: Session,
+    up_to: str | None = None,
+    *,
+    fmt: str = DEFAULT_FORMAT,
+    target: Target | None = None,
+    cache_ttl: str | None = None,
+) -> BuildResult:
     """The writer's request: its view up to W, never collapsed, no per-turn reminder (§12.8)."""
     view = writer_view(session, up_to)
-    built = build_messages(view, collapse_tail=False, ordering=session.ordering(), reminder=None)
-    return BuildResult(prefix_of(session), built, False, False)
+    built = build_messages(
+        view,
+        collapse_tail=False,
+        ordering=session.ordering(),
+        reminder=None,
+        fmt=fmt,
+        target=target,
+        cache_ttl=cache_ttl,
+    )
+    return BuildResult(prefix_of(session, built), built, False, False)

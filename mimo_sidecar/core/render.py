@@ -36,8 +36,8 @@ from .message import Json, Message
 from .recent_user import RecentUser, recent_user_entries
 from .tail_digest import MAX_LINES as ACTIVITY_MAX_LINES
 from .tail_digest import build_digest
+from .words import MAIN_AGENT
 
-MAIN_AGENT = "main"
 LEDGER_NOTE_RESERVE = 60  # §8.5.1: the cut keeps cap − 60 units; the note is ≤ 59 units + "\n"
 
 # Stable machine names of the nine sections, in output order (§8.5.1–§8.5.9).

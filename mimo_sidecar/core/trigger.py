@@ -22,7 +22,7 @@ from .jsjson import js_stringify
 from .jstext import js_trim, len16
 from .message import Message
 from .ordering import Ordering
-from .outcomes import UsageSource
+from .words import UsageSource
 
 RESERVED_OUTPUT_CAP = 33000  # default `compaction.reserved` = min(33000, maxOutputTokens)
 RESERVED_INPUT_HEADROOM_CAP = 20000  # added when the model has no separate input limit

@@ -522,8 +522,8 @@ async def test_unknown_ascending_ids_require_boundary_message_id(rb: LanguageCli
     before = await call(rb, "session/get", {"sessionId": sid})
     with pytest.raises(JsonRpcException) as err:
         await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
-    assert err.value.code == -32602 and "boundaryMessageId" in err.value.message
-    assert err.value.data["errors"][0]["field"] == "boundaryMessageId"
+    assert err.value.code == 1010 and "rebuild/insert: boundaryMessageId: required" in err.value.message
+    assert err.value.data == {**err.value.data, "name": "BoundaryIdRequired", "field": "boundaryMessageId"}
     assert (await call(rb, "session/get", {"sessionId": sid}))["revision"] == before["revision"]
     res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto", "boundaryMessageId": "0005"})
     assert res["outcome"] == "rebuilt" and res["message"]["info"]["id"] == "0005"

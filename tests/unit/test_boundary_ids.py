@@ -12,10 +12,11 @@ import pytest
 
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
+from mimo_sidecar.core.errors import DomainError, ErrorCode
 from mimo_sidecar.core.ids import IdMinter, ascending_scheme, is_v1, timestamp_of
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.session import MessageUpsert, Session, SessionError, SyncBatch
+from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
 from tests.unit.builders import assistant, checkpoint_memory, sized_text, text, usage, user
 
 T0 = 1_790_000_000_000  # after the 26th v1 wrap (2026-08-14): v1 IDs start with low hex digits
@@ -139,11 +140,11 @@ def test_unknown_ascending_scheme_requires_boundary_message_id(memory: MemoryRoo
     s = _unknown_scheme_session()
     rev = s.revision
     assert engine.boundary_id_scheme(s) is None
-    with pytest.raises(SessionError) as err:
+    with pytest.raises(DomainError) as err:
         engine.insert(
             s, memory, RebuildConfig(), watermark="0002", reason="auto", now_ms=NOW, minter=IdMinter()
         )
-    assert err.value.code == "boundary-id-required" and err.value.field == "boundaryMessageId"
+    assert err.value.code is ErrorCode.BOUNDARY_ID_REQUIRED and err.value.path == "boundaryMessageId"
     assert str(err.value).startswith("boundaryMessageId: required") and "'0004'" in str(err.value)
     assert s.revision == rev and len(s) == 4  # nothing changed
     res = engine.insert(
@@ -157,13 +158,13 @@ def test_unknown_ascending_scheme_requires_boundary_message_id(memory: MemoryRoo
         boundary_id="0005",
     )
     assert res.outcome == "rebuilt" and res.message is not None and res.message["info"]["id"] == "0005"
-    with pytest.raises(SessionError):  # the newest ID is still of an unknown scheme
+    with pytest.raises(DomainError):  # the newest ID is still of an unknown scheme
         engine.require_boundary_id(s, None)
 
 
 def test_require_boundary_id_only_where_it_cannot_be_minted() -> None:
     s = _unknown_scheme_session()
-    with pytest.raises(SessionError):
+    with pytest.raises(DomainError):
         engine.require_boundary_id(s, None)
     engine.require_boundary_id(s, "0009")
     plain = Session(SID)
