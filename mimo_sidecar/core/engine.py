@@ -251,7 +251,7 @@ def compute(
     view = main_view if agent_id == MAIN_AGENT else session.context_view(agent_id)
     trigger = decide_trigger(session, config, model, usage, agent_id, warn_cache, view)
     wm = writer_watermark(session, main_view)
-    outcome = insert_gate(session, memory, config, agent_id)
+    outcome: InsertOutcome | None = insert_gate(session, memory, config, agent_id)
     if not preview or agent_id != MAIN_AGENT:
         return ComputeResult(trigger, wm, session.watermark, None, outcome)
     stored = session.watermark
