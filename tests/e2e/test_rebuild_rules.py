@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -15,13 +14,12 @@ import pytest
 import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from mimo_sidecar.core import texts
 from mimo_sidecar.core.ids import IdMinter
 
-from .conftest import client_factory
-from .rawclient import hook_env
+from .test_rebuild import SERVER, call
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -33,13 +31,6 @@ CONFIG: dict[str, Any] = {
 NO_GUARD = {"checkpoint": {**CONFIG["checkpoint"], "inflation_guard": False}}
 SMALL_MODEL = {"contextWindow": 20_000, "maxOutputTokens": 4_000, "providerId": "openai", "modelId": "gpt"}
 V1_ID = re.compile(r"(msg|prt)_[0-9a-f]{12}[0-9A-Za-z]{14}")
-
-SERVER = ClientServerConfig(
-    server_command=[sys.executable, "-m", "mimo_sidecar"],
-    client_factory=client_factory,
-    server_env=hook_env(),
-)
-
 
 @pytest_lsp.fixture(scope="module", config=SERVER)
 async def rb(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[None]:
@@ -53,10 +44,6 @@ async def rb(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactor
     )
     yield
     await lsp_client.shutdown_session()
-
-
-async def call(client: LanguageClient, method: str, params: dict[str, Any]) -> Any:
-    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 30)
 
 
 async def configure(client: LanguageClient, config: dict[str, Any]) -> None:
