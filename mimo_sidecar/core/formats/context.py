@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..jstext import is_blank
 from . import report as r
 from .call_ids import CallIdMap
 from .model import Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
@@ -132,8 +133,10 @@ def result_blocks(
     items: list[Json] = []
     for block in result.content:
         if isinstance(block, Text):
-            if block.text:
+            if not is_blank(block.text):
                 items.append(shapes.text(block.text))
+            elif block.text:
+                ctx.report.tally(r.BLANK_TEXT_DROPPED, "whitespace-only text blocks not sent", source)
             continue
         rendered = shapes.media(block, ctx, source)
         if rendered is None:

@@ -32,6 +32,7 @@ from typing import Any
 
 from .. import texts
 from ..jsjson import js_stringify
+from ..jstext import is_blank
 from ..message import Message
 from ..shapes import (
     CUSTOM_TOOL_CALL,
@@ -321,6 +322,16 @@ class _Normalizer:
         return self.turns
 
     # -- user content ----------------------------------------------------------------------
+    def sendable(self, text: str, message_id: str) -> bool:
+        """Non-empty text with something besides whitespace. Anthropic rejects a whitespace-only
+        text block (Claude Code stores "\\n\\n" blocks the model emitted): it is left out, counted."""
+        if not text:
+            return False
+        if is_blank(text):
+            self.report.tally(r.BLANK_TEXT_DROPPED, "whitespace-only text blocks not sent", message_id)
+            return False
+        return True
+
     def user_turn(self, msg: Message, parts: Iterable[Json]) -> Turn | None:
         """A user turn (behavior.md#part-conversion); D2: the boundary's own parts are never
         dropped by the skill flag."""
@@ -344,7 +355,7 @@ class _Normalizer:
                             f"{msg.id}: boundary text part {part.get('id')!r} is not sendable (D2)",
                         )
                     continue
-                if text:
+                if self.sendable(text, msg.id):
                     blocks.append(Text(text, _dict(part.get("metadata"))))
             elif ptype == "checkpoint":
                 if not seen_checkpoint:  # the first checkpoint part is authoritative
@@ -428,7 +439,7 @@ class _Normalizer:
             ptype = part.get("type")
             if ptype == "text" or ptype == "output_text":
                 text = part.get("text")
-                if isinstance(text, str) and text and not part.get("ignored"):
+                if isinstance(text, str) and not part.get("ignored") and self.sendable(text, msg.id):
                     metadata = _dict(part.get("metadata"))
                     blocks.append(Text(text, metadata, _phase(part, metadata)))
             elif ptype in ("reasoning", "thinking", "redacted_thinking"):

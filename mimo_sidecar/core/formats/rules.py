@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..jstext import is_blank
+
 Json = dict[str, Any]
 
 ANTHROPIC_ID = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -44,7 +46,7 @@ GEMINI_DATA_FIELDS = frozenset(
 
 RULES = {
     "anthropic/role": "roles are user and assistant only (system goes in `system`)",
-    "anthropic/empty": "text blocks and messages are non-empty (§A1.4 #9)",
+    "anthropic/empty": "text blocks hold non-whitespace text; messages are non-empty (§A1.4 #9)",
     "anthropic/tool-use-unanswered": "every tool_use is answered by a tool_result in the next message (#1)",
     "anthropic/text-after-tool-use": "no text after a tool_use in an assistant message (#2)",
     "anthropic/orphan-tool-result": "every tool_result has its tool_use in the previous message (#3)",
@@ -104,6 +106,13 @@ class _Found:
         self.items.append(Violation(key, index, detail))
 
 
+def _blank(text: Any) -> bool:
+    """Anthropic answers 400 "text content blocks must contain non-whitespace text" for a text
+    block that is empty or only whitespace (provider-formats §A1.2 says non-empty; the API's own
+    message is stricter)."""
+    return not isinstance(text, str) or is_blank(text)
+
+
 def _blocks(message: Json) -> list[Json]:
     content = message.get("content")
     if isinstance(content, str):
@@ -158,8 +167,8 @@ def _check_anthropic(
 
 def _anthropic_block(i: int, role: Any, block: Json, seen_ids: set[str], v: _Found) -> None:
     btype = block.get("type")
-    if btype == "text" and not block.get("text"):
-        v("empty", i, "empty text block")
+    if btype == "text" and _blank(block.get("text")):
+        v("empty", i, "empty or whitespace-only text block")
     elif btype in THINKING:
         if role != "assistant":
             v("thinking-misplaced", i, f"{btype} in a {role} message")
@@ -182,8 +191,8 @@ def _anthropic_block(i: int, role: Any, block: Json, seen_ids: set[str], v: _Fou
         for inner in content if isinstance(content, list) else []:
             if isinstance(inner, dict) and inner.get("type") == "image":
                 _anthropic_image(i, inner, v)
-            if isinstance(inner, dict) and inner.get("type") == "text" and not inner.get("text"):
-                v("empty", i, "empty text block in a tool_result")
+            if isinstance(inner, dict) and inner.get("type") == "text" and _blank(inner.get("text")):
+                v("empty", i, "empty or whitespace-only text block in a tool_result")
 
 
 def _anthropic_image(i: int, block: Json, v: _Found) -> None:

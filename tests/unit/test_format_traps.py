@@ -1,0 +1,86 @@
+"""Traps the real transcripts of shared/real-sessions showed in request building (issue 10, real data).
+
+Each test is a small synthetic case of one trap (never real-session content): built in every format,
+checked with the provider-rules checker, and asserting what is sent and what is reported.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mimo_sidecar.core.formats import FORMATS, Target
+from mimo_sidecar.core.formats.rules import check
+from tests.unit.builders import (
+    assistant,
+    text,
+    thinking,
+    tool_result,
+    tool_use,
+    user,
+)
+from tests.unit.split_sessions import CLAUDE, T0
+from tests.unit.test_formats import build, valid_everywhere
+
+
+def warned(built: Any, code: str) -> list[str]:
+    return [w for w in built.warnings if w.startswith(code + ":")]
+
+
+# =================================================================================================
+# Whitespace-only text blocks (Claude Code stores the "\n\n" blocks the model emitted)
+# =================================================================================================
+def claude_response_with_blank_text() -> list[Any]:
+    """One response stored as four entries: "\\n\\n", signed thinking, text, a call; then its result."""
+
+    def entry(mid: str, t: int, part: dict[str, Any], finish: Any = None) -> Any:
+        return assistant(mid, part, finish=finish, created=T0 + t, providerMessageID="msg_A", **CLAUDE)
+
+    return [
+        user("u1", text("Fix the build."), created=T0),
+        entry("a1", 1, text("\n\n")),
+        entry("a2", 2, thinking("Read the log first.", "sig-A")),
+        entry("a3", 3, text("Reading the log.")),
+        entry("a4", 4, tool_use("toolu_A", "read", {"path": "build.log"}), finish="tool-calls"),
+        user(
+            "k1",
+            tool_result("toolu_A", [{"type": "text", "text": " \n"}, {"type": "text", "text": "ok"}]),
+            created=T0 + 5,
+        ),
+    ]
+
+
+def test_whitespace_only_text_is_never_sent_and_is_counted() -> None:
+    msgs = claude_response_with_blank_text()
+    builds = valid_everywhere(msgs, target=Target(thinking=True, given=True))
+    anthropic = builds["anthropic"]
+    final = anthropic.messages[1]["content"]
+    # The thinking block now opens the final assistant message: thinking stays on (rule #5).
+    assert [b["type"] for b in final] == ["thinking", "text", "tool_use"]
+    assert anthropic.overrides == {}
+    assert anthropic.messages[2]["content"][0]["content"] == [{"type": "text", "text": "ok"}]
+    for fmt, built in builds.items():
+        assert '"\\n\\n"' not in json.dumps(built.messages), fmt
+        # Result content sent as blocks loses its blank block too; as one string it keeps it.
+        where = "a1, k1" if fmt in ("anthropic", "openai-responses") else "a1"
+        assert warned(built, "blank-text-dropped") == [
+            f"blank-text-dropped: {where.count(',') + 1} × whitespace-only text blocks not sent (in {where})"
+        ]
+
+
+def test_the_checker_rejects_whitespace_only_anthropic_text() -> None:
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "\n\n"}, {"type": "text", "text": "ok"}]},
+        {"role": "user", "content": "  "},
+    ]
+    rules = [(v.rule, v.index) for v in check("anthropic", messages)]
+    assert rules == [("anthropic/empty", 1), ("anthropic/empty", 2)]
+
+
+def test_a_blank_user_message_is_left_out() -> None:
+    msgs = [user("u1", text("go")), assistant("a1", text("ok")), user("u2", text(" \t\n"))]
+    for fmt in FORMATS:
+        built = build(msgs, fmt)
+        assert built.source_groups[-1] == ["a1"], fmt
+        assert warned(built, "blank-text-dropped"), fmt
