@@ -84,3 +84,43 @@ def test_a_blank_user_message_is_left_out() -> None:
         built = build(msgs, fmt)
         assert built.source_groups[-1] == ["a1"], fmt
         assert warned(built, "blank-text-dropped"), fmt
+
+
+# =================================================================================================
+# The memory reminder moves every step: never a cache breakpoint
+# =================================================================================================
+def canonical_blocks(messages: list[dict[str, Any]]) -> list[str]:
+    """Each message block as the cache sees it (role and bytes, without its cache_control)."""
+    return [
+        json.dumps([m["role"], {k: v for k, v in b.items() if k != "cache_control"}], sort_keys=True)
+        for m in messages
+        for b in m["content"]
+    ]
+
+
+def breakpoints(messages: list[dict[str, Any]]) -> list[int]:
+    return [i for i, b in enumerate(b for m in messages for b in m["content"]) if "cache_control" in b]
+
+
+def test_breakpoints_skip_the_reminder_so_the_next_step_reads_them() -> None:
+    """In an Anthropic-shaped tool loop the reminder goes to the newest carrier, so it leaves last
+    step's carrier: a breakpoint on it would be an entry no later request repeats."""
+    msgs = [
+        user("b1", text("boundary text"), created=T0),
+        assistant("a1", tool_use("toolu_1", "read"), finish="tool-calls", created=T0 + 1, **CLAUDE),
+        user("k1", tool_result("toolu_1", "one"), created=T0 + 2),
+    ]
+    step = [
+        assistant("a2", tool_use("toolu_2", "read"), finish="tool-calls", created=T0 + 3, **CLAUDE),
+        user("k2", tool_result("toolu_2", "two"), created=T0 + 4),
+    ]
+    turn_n = build(msgs, "anthropic", reminder="REMINDER", cache_ttl="5m").messages
+    turn_n1 = build(msgs + step, "anthropic", reminder="REMINDER", cache_ttl="5m").messages
+    assert turn_n[-1]["content"][-1] == {"type": "text", "text": "REMINDER"}  # no breakpoint on it
+    assert turn_n1[-1]["content"][-1] == {"type": "text", "text": "REMINDER"}
+    before, after = canonical_blocks(turn_n), canonical_blocks(turn_n1)
+    marks = breakpoints(turn_n)
+    assert marks and breakpoints(turn_n1)
+    for mark in marks:  # every entry turn n writes is a prefix turn n+1 repeats: a cache hit
+        assert before[: mark + 1] == after[: mark + 1]
+    assert check("anthropic", turn_n1) == []

@@ -39,6 +39,7 @@ class RenderContext:
     ids: CallIdMap
     cache_ttl: str | None = None
     dropped_calls: set[str] = field(default_factory=set)  # calls not replayed: their results neither
+    volatile: list[Json] = field(default_factory=list)  # rendered volatile blocks (Text.volatile)
 
     def not_replayed(self, call: ToolCall, source: str) -> bool:
         """§D1.3: a provider-executed call (and its result) is replayed only in `ai-sdk`."""
@@ -119,6 +120,8 @@ def user_blocks(turn: Turn, ctx: RenderContext, shapes: BlockShapes) -> list[Jso
     for block in turn.blocks:
         if isinstance(block, Text):
             content.append(shapes.text(block.text))
+            if block.volatile:
+                ctx.volatile.append(content[-1])
         elif isinstance(block, Media):
             rendered = shapes.media(block, ctx, turn.sources[0])
             if rendered is not None:

@@ -35,6 +35,7 @@ class Text:
     text: str
     metadata: Json | None = None  # a MiMo text part's metadata (Gemini thought signatures)
     phase: str | None = None  # a Responses assistant message's phase (commentary/final_answer)
+    volatile: bool = False  # changes place every turn (the memory reminder): never a cache breakpoint
 
 
 @dataclass(slots=True)

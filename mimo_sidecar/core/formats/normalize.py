@@ -599,7 +599,7 @@ def add_reminder(turns: list[Turn], msgs: Sequence[Message], reminder: str, repo
     own = [i for i, t in enumerate(turns) if target.id in t.sources]
     users = [i for i in own if turns[i].role == "user"]
     if users:
-        turns[users[-1]].blocks.append(Text(reminder))
+        turns[users[-1]].blocks.append(Text(reminder, volatile=True))
         return
     if own:
         at = own[-1] + 1
@@ -611,4 +611,4 @@ def add_reminder(turns: list[Turn], msgs: Sequence[Message], reminder: str, repo
         )
         while at < len(turns) and turns[at].role == "tool":  # never between a call and its results
             at += 1
-    turns.insert(at, Turn("user", [Text(reminder)], [target.id]))
+    turns.insert(at, Turn("user", [Text(reminder, volatile=True)], [target.id]))
