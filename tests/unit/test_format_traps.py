@@ -13,6 +13,9 @@ from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.formats.rules import check
 from tests.unit.builders import (
     assistant,
+    function_call,
+    function_call_output,
+    msg,
     text,
     thinking,
     tool_result,
@@ -124,3 +127,47 @@ def test_breakpoints_skip_the_reminder_so_the_next_step_reads_them() -> None:
     for mark in marks:  # every entry turn n writes is a prefix turn n+1 repeats: a cache hit
         assert before[: mark + 1] == after[: mark + 1]
     assert check("anthropic", turn_n1) == []
+
+
+# =================================================================================================
+# Codex developer messages (imported as user messages with info.providerRole)
+# =================================================================================================
+def test_a_developer_message_goes_back_to_responses_as_developer_and_elsewhere_as_user() -> None:
+    msgs = [
+        user("u1", text("Add a flag."), created=T0),
+        assistant(
+            "a1", function_call("call_1", "shell", '{"cmd":"ls"}'), finish="tool-calls", created=T0 + 1
+        ),
+        msg("k1", "tool", [function_call_output("call_1", "a b")], created=T0 + 2),
+        user(
+            "d1",
+            text("<turn_aborted>stopped</turn_aborted>", synthetic=True),
+            providerRole="developer",
+            created=T0 + 3,
+        ),
+        user("u2", text("Go on."), created=T0 + 4),
+    ]
+    builds = valid_everywhere(msgs)
+    responses = builds["openai-responses"].messages
+    assert [(i["type"], i.get("role")) for i in responses] == [
+        ("message", "user"),
+        ("function_call", None),
+        ("function_call_output", None),
+        ("message", "developer"),
+        ("message", "user"),
+    ]
+    assert responses[3]["content"] == [{"type": "input_text", "text": "<turn_aborted>stopped</turn_aborted>"}]
+    for fmt in ("openai-chat", "ai-sdk"):
+        assert builds[fmt].messages[-2] == {
+            "role": "user",
+            "content": [{"type": "text", "text": "<turn_aborted>stopped</turn_aborted>"}],
+        }
+
+
+def test_responses_takes_developer_messages_anywhere_and_system_only_at_the_head() -> None:
+    def message(role: str) -> dict[str, Any]:
+        return {"type": "message", "role": role, "content": [{"type": "input_text", "text": role}]}
+
+    assert check("openai-responses", [message("user"), message("developer"), message("user")]) == []
+    (violation,) = check("openai-responses", [message("user"), message("system")])
+    assert (violation.rule, violation.index) == ("openai-responses/system-position", 1)

@@ -161,6 +161,7 @@ class Turn:
     provider: str | None = None  # assistant: info.providerID
     model: str | None = None  # assistant: info.modelID
     boundary: bool = False  # the rebuild boundary's user turn
+    instructions: bool = False  # user: a provider's developer/system message (`info.providerRole`)
     deferred: list[Turn] = field(default_factory=list)  # internal: user content held for after results
 
     def add_source(self, message_id: str) -> None:

@@ -64,6 +64,9 @@ REPLAY_KEYS = {
     "bedrock": ("signature", "redactedData"),
 }
 DEFAULT_MIME = "application/octet-stream"
+# `info.providerRole` of a user-role message that was the provider's developer/system message
+# (Codex): OpenAI Responses gets it back as a developer message, other formats as user text.
+INSTRUCTION_ROLES = frozenset({"developer", "system"})
 
 
 # =============================================================================================
@@ -375,7 +378,13 @@ class _Normalizer:
                     self.report.tally(r.PART_NOT_SENT, f"user part of type {ptype!r}", msg.id)
         if not blocks:
             return None
-        return Turn("user", blocks, [msg.id], boundary=msg.is_boundary())
+        return Turn(
+            "user",
+            blocks,
+            [msg.id],
+            boundary=msg.is_boundary(),
+            instructions=msg.info.get("providerRole") in INSTRUCTION_ROLES,
+        )
 
     def carrier(self, msg: Message) -> None:
         """Results are taken by their calls (`close`); the rest is user content after them."""

@@ -1,7 +1,8 @@
 """Target `openai-responses`: Responses API `input` items, for stateless use (provider-formats §A3, §D5).
 
 - user turn → `{"type": "message", "role": "user", "content": [input_text | input_image |
-  input_file]}`;
+  input_file]}`; a stored developer/system message (`info.providerRole`, Codex) keeps its role as
+  `"developer"`;
 - assistant turn, items in the model's order (text that followed a call moves before the calls):
   `{"type": "reasoning", "id", "summary", "encrypted_content", "content"?}` — replayed only with its
   item ID and encrypted content, to the provider and model that produced it, and only when an item
@@ -104,8 +105,11 @@ SHAPES = BlockShapes(lambda text: {"type": "input_text", "text": text}, media_it
 
 
 def _user(turn: Turn, ctx: RenderContext) -> Json | None:
+    """A user message; a provider's developer/system message (Codex) goes back as `developer`,
+    which Responses accepts anywhere in `input` (Codex sends it mid-conversation)."""
     content = user_blocks(turn, ctx, SHAPES)
-    return {"type": "message", "role": "user", "content": content} if content else None
+    role = "developer" if turn.instructions else "user"
+    return {"type": "message", "role": role, "content": content} if content else None
 
 
 def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:

@@ -12,6 +12,13 @@ not checked.
 
 Each `Violation` names its rule (`<format>/<rule>`, listed in `RULES`), the index of the message or
 item and a detail.
+
+Two rules are stricter or looser than provider-formats.md's wording, on the evidence of real traffic:
+an Anthropic text block must hold non-whitespace text (the API's own 400 message: "text content
+blocks must contain non-whitespace text"; Claude Code drops the whitespace-only blocks it stores
+before sending), and a Responses `developer` message may sit anywhere in `input` (§A3 gives no
+position rule; Codex, OpenAI's own client, sends its history with developer messages
+mid-conversation: model switches, aborted turns, permission changes).
 """
 
 from __future__ import annotations
@@ -65,7 +72,7 @@ RULES = {
     "openai-chat/id-length": "tool_call ids are at most 40 characters",
     "openai-chat/tool-content": "tool message content is text only",
     "openai-chat/empty": "assistant content is null only with tool_calls; user content is non-empty",
-    "openai-responses/system-position": "system/developer messages only at the head",
+    "openai-responses/system-position": "system messages only at the head (developer ones anywhere)",
     "openai-responses/call-unanswered": "every call has exactly one output, right after its calls",
     "openai-responses/orphan-output": "every output has its call before it",
     "openai-responses/id-length": "call_id is at most 64 characters",
@@ -349,7 +356,7 @@ def _check_responses(items: list[Json], v: _Found) -> None:
     for i, item in enumerate(items):
         itype = item.get("type", "message")
         role = item.get("role")
-        if itype == "message" and role in ("system", "developer"):
+        if itype == "message" and role == "system":
             if seen_other:
                 v("system-position", i, f"{role} message after the head")
             continue
@@ -361,7 +368,7 @@ def _check_responses(items: list[Json], v: _Found) -> None:
             answered.add(cid)
             after_outputs = True
             continue
-        if after_outputs or (itype == "message" and role == "user"):
+        if after_outputs or (itype == "message" and role in ("user", "developer")):
             _unanswered(run, answered, i, v)
             run, after_outputs = [], False
         if itype in CALL_TYPES:
@@ -397,7 +404,11 @@ def _unanswered(run: list[Any], answered: set[Any], i: int, v: _Found) -> None:
 
 def _reasoning_before(items: list[Json], i: int) -> bool:
     j = i - 1
-    while j >= 0 and items[j].get("type") in CALL_TYPES | {"message"} and items[j].get("role") != "user":
+    while (
+        j >= 0
+        and items[j].get("type") in CALL_TYPES | {"message"}
+        and items[j].get("role") not in ("user", "developer")
+    ):
         j -= 1
     return j >= 0 and items[j].get("type") == "reasoning"
 
