@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mimo_sidecar.core import texts
 from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.formats.rules import check
 from tests.unit.builders import (
@@ -22,8 +23,9 @@ from tests.unit.builders import (
     tool_use,
     user,
 )
-from tests.unit.split_sessions import CLAUDE, T0
+from tests.unit.split_sessions import CLAUDE, GPT, T0
 from tests.unit.test_formats import build, valid_everywhere
+from tests.unit.test_sdk_types import validate
 
 
 def warned(built: Any, code: str) -> list[str]:
@@ -171,3 +173,44 @@ def test_responses_takes_developer_messages_anywhere_and_system_only_at_the_head
     assert check("openai-responses", [message("user"), message("developer"), message("user")]) == []
     (violation,) = check("openai-responses", [message("user"), message("system")])
     assert (violation.rule, violation.index) == ("openai-responses/system-position", 1)
+
+
+# =================================================================================================
+# Codex compaction carrying encrypted_content
+# =================================================================================================
+def codex_compacted() -> list[Any]:
+    return [
+        user(
+            "c1",
+            {"type": "compaction", "encrypted_content": "gAAAA-ENC"},
+            text("retained ask", synthetic=True),
+            created=T0,
+        ),
+        user("u1", text("Next step?"), created=T0 + 1),
+        assistant("a1", text("Running the tests."), finish="stop", created=T0 + 2, **GPT),
+    ]
+
+
+def test_an_encrypted_compaction_is_replayed_to_responses_and_reported_elsewhere() -> None:
+    builds = valid_everywhere(codex_compacted(), open_end=True)
+    responses = builds["openai-responses"]
+    assert responses.messages[:2] == [
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": texts.COMPACTION_LABEL}],
+        },
+        {"type": "compaction", "encrypted_content": "gAAAA-ENC"},
+    ]
+    assert responses.messages[2]["content"] == [{"type": "input_text", "text": "retained ask"}]
+    assert responses.source_groups[:3] == [["c1"], ["c1"], ["c1"]]
+    assert not warned(responses, "compaction-dropped")
+    validate("openai-responses", responses.messages, None, {})  # the SDK's input item types
+    for fmt in ("ai-sdk", "anthropic", "openai-chat", "gemini"):
+        built = builds[fmt]
+        assert "gAAAA-ENC" not in json.dumps(built.messages), fmt
+        assert texts.COMPACTION_LABEL in json.dumps(built.messages), fmt
+        assert warned(built, "compaction-dropped") == [
+            "compaction-dropped: 1 × encrypted compaction summaries not sent "
+            "(only the Responses API reads them; the label is) (in c1)"
+        ], fmt

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .context import RenderContext, Rendered
-from .model import ANTHROPIC, OPENAI, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .model import ANTHROPIC, OPENAI, Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 
 FORMAT = "ai-sdk"
 
@@ -88,6 +88,8 @@ def _user(turn: Turn, ctx: RenderContext) -> list[Json]:
     for block in turn.blocks:
         if isinstance(block, Text):
             content.append({"type": "text", "text": block.text})
+        elif isinstance(block, Compaction):
+            ctx.compaction_dropped(turn.sources[0])
         elif isinstance(block, Media):
             if not ctx.target.images:
                 content.append(

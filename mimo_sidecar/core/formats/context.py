@@ -9,7 +9,7 @@ from typing import Any
 from ..jstext import is_blank
 from . import report as r
 from .call_ids import CallIdMap
-from .model import Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .model import Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 from .target import Target, replay_refusal
 
 # Fixed texts: byte-stable from request to request (provider-formats §D7).
@@ -65,6 +65,13 @@ class RenderContext:
             return True
         self.report.tally(r.REASONING_DROPPED, f"reasoning not replayed to {fmt}: {refusal}", turn.sources[0])
         return False
+
+    def compaction_dropped(self, source: str) -> None:
+        self.report.tally(
+            r.COMPACTION_DROPPED,
+            "encrypted compaction summaries not sent (only the Responses API reads them; the label is)",
+            source,
+        )
 
     def media_placeholder(self, media: Media, reason: str, source: str) -> Text:
         self.report.tally(r.MEDIA_REPLACED, f"attachment replaced by a placeholder: {reason}", source)
@@ -122,6 +129,8 @@ def user_blocks(turn: Turn, ctx: RenderContext, shapes: BlockShapes) -> list[Jso
             content.append(shapes.text(block.text))
             if block.volatile:
                 ctx.volatile.append(content[-1])
+        elif isinstance(block, Compaction):
+            ctx.compaction_dropped(turn.sources[0])
         elif isinstance(block, Media):
             rendered = shapes.media(block, ctx, turn.sources[0])
             if rendered is not None:

@@ -2,7 +2,7 @@
 
 `normalize.normalize` turns the stored view (any host shape, behavior.md#shapes) into a list of `Turn`s:
 
-- a **user** turn holds `Text` and `Media` blocks;
+- a **user** turn holds `Text` and `Media` blocks (and `Compaction`, an encrypted summary item);
 - an **assistant** turn is one provider response (one step): `Text`, `Reasoning` and `ToolCall`
   blocks in the order the model produced them. Split entries that share `providerMessageID` are
   already merged into one turn;
@@ -150,7 +150,15 @@ class ToolResult:
         return [b for b in self.content if isinstance(b, Media)]
 
 
-Block = Text | Media | Reasoning | ToolCall | ToolResult
+@dataclass(slots=True)
+class Compaction:
+    """A provider's compaction item in a user turn (Codex `compaction`, after its label text): the
+    whole history before it, encrypted; only the Responses API that wrote it can read it back."""
+
+    encrypted: str
+
+
+Block = Text | Media | Reasoning | ToolCall | ToolResult | Compaction
 
 
 @dataclass(slots=True)

@@ -45,7 +45,19 @@ from ..shapes import (
     tool_uses,
 )
 from . import report as r
-from .model import ANTHROPIC, GOOGLE, OPENAI, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .model import (
+    ANTHROPIC,
+    GOOGLE,
+    OPENAI,
+    Compaction,
+    Json,
+    Media,
+    Reasoning,
+    Text,
+    ToolCall,
+    ToolResult,
+    Turn,
+)
 
 ABORTED_ERROR_NAME = "MessageAbortedError"
 STEP_START = "step-start"
@@ -366,6 +378,9 @@ class _Normalizer:
                     blocks.append(Text(texts.CHECKPOINT_LABEL))
             elif ptype == "compaction":
                 blocks.append(Text(texts.COMPACTION_LABEL))
+                encrypted = part.get("encrypted_content")
+                if isinstance(encrypted, str) and encrypted:
+                    blocks.append(Compaction(encrypted))
             elif ptype == "subtask":
                 blocks.append(_subtask_text(part))
             elif ptype in BOOKKEEPING_PARTS:
