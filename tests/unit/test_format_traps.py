@@ -12,8 +12,11 @@ from typing import Any
 from mimo_sidecar.core import texts
 from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.formats.rules import check
+from mimo_sidecar.core.shapes import ToolUse, tool_uses
 from tests.unit.builders import (
     assistant,
+    custom_tool_call,
+    custom_tool_call_output,
     function_call,
     function_call_output,
     msg,
@@ -214,3 +217,91 @@ def test_an_encrypted_compaction_is_replayed_to_responses_and_reported_elsewhere
             "compaction-dropped: 1 × encrypted compaction summaries not sent "
             "(only the Responses API reads them; the label is) (in c1)"
         ], fmt
+
+
+# =================================================================================================
+# Codex items outside the contract vocabulary: local_shell_call, web_search_call
+# =================================================================================================
+def test_a_local_shell_call_is_a_call_and_a_web_search_is_reported() -> None:
+    action = {"type": "exec", "command": ["ls", "-a"], "timeout_ms": 1000}
+    msgs = [
+        user("u1", text("What is here?"), created=T0),
+        assistant(
+            "a1",
+            {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search"}},
+            {"type": "local_shell_call", "call_id": "call_sh", "status": "completed", "action": action},
+            finish="tool-calls",
+            created=T0 + 1,
+            **GPT,
+        ),
+        msg("k1", "tool", [function_call_output("call_sh", ". .. a.ts")], created=T0 + 2),
+    ]
+    builds = valid_everywhere(msgs)
+    assert builds["anthropic"].messages[1]["content"] == [
+        {"type": "tool_use", "id": "call_sh", "name": "local_shell", "input": action}
+    ]
+    assert builds["openai-responses"].messages[1:] == [
+        {
+            "type": "function_call",
+            "call_id": "call_sh",
+            "name": "local_shell",
+            "arguments": '{"type":"exec","command":["ls","-a"],"timeout_ms":1000}',
+        },
+        {"type": "function_call_output", "call_id": "call_sh", "output": ". .. a.ts"},
+    ]
+    for fmt, built in builds.items():
+        assert "ws_1" not in json.dumps(built.messages), fmt
+        assert warned(built, "provider-executed-dropped") == [
+            "provider-executed-dropped: 1 × server tool items not replayed (web_search_call) (in a1)"
+        ], fmt
+        assert not warned(built, "orphan-result-dropped") and not warned(built, "result-synthesized"), fmt
+
+
+def test_shapes_read_a_local_shell_call_as_a_tool_use() -> None:
+    action = {"type": "exec", "command": ["pwd"]}
+    issuing = assistant("a1", {"type": "local_shell_call", "call_id": "call_sh", "action": action})
+    assert tool_uses(issuing) == [ToolUse("call_sh", "local_shell", action, 0)]
+
+
+# =================================================================================================
+# Codex carriers: tool role, no tool_call_id, several outputs
+# =================================================================================================
+def test_a_tool_role_carrier_without_tool_call_id_answers_every_call_it_holds() -> None:
+    msgs = [
+        user("u1", text("Patch and test."), created=T0),
+        assistant(
+            "a1",
+            custom_tool_call("call_p", "apply_patch", "*** Begin Patch\n*** End Patch"),
+            function_call("call_t", "shell", '{"command":["make","test"]}'),
+            finish="tool-calls",
+            created=T0 + 1,
+            **GPT,
+        ),
+        msg(
+            "k1",
+            "tool",
+            [
+                custom_tool_call_output("call_p", "Done!"),
+                function_call_output("call_t", [{"type": "input_text", "text": "2 passed"}]),
+            ],
+            created=T0 + 2,
+        ),
+        user("u2", text("Thanks."), created=T0 + 3),
+    ]
+    builds = valid_everywhere(msgs)
+    for fmt, built in builds.items():
+        assert not [w for w in built.warnings if "result" in w.split(":")[0]], (fmt, built.warnings)
+    assert [i["type"] for i in builds["openai-responses"].messages[1:5]] == [
+        "custom_tool_call",
+        "function_call",
+        "custom_tool_call_output",
+        "function_call_output",
+    ]
+    assert builds["openai-chat"].messages[2:4] == [
+        {"role": "tool", "tool_call_id": "call_p", "content": "Done!"},
+        {"role": "tool", "tool_call_id": "call_t", "content": "2 passed"},
+    ]
+    assert builds["anthropic"].messages[2]["content"][:2] == [
+        {"type": "tool_result", "tool_use_id": "call_p", "content": "Done!"},
+        {"type": "tool_result", "tool_use_id": "call_t", "content": [{"type": "text", "text": "2 passed"}]},
+    ]

@@ -39,6 +39,7 @@ from ..shapes import (
     INLINE_TOOL,
     MESSAGE_LEVEL_RESULT,
     RESULT_PART_TYPES,
+    USE_PART_TYPES,
     ToolUse,
     is_carrier,
     tool_results,
@@ -76,6 +77,10 @@ REPLAY_KEYS = {
     "bedrock": ("signature", "redactedData"),
 }
 DEFAULT_MIME = "application/octet-stream"
+# Responses items of tools the provider ran itself (hosted web search, image generation): the model
+# saw their results inside the same response, and they have no shape outside that API's own
+# stateful replay; they are not replayed (counted as provider-executed).
+SERVER_TOOL_ITEMS = frozenset({"web_search_call", "image_generation_call"})
 # `info.providerRole` of a user-role message that was the provider's developer/system message
 # (Codex): OpenAI Responses gets it back as a developer message, other formats as user text.
 INSTRUCTION_ROLES = frozenset({"developer", "system"})
@@ -502,7 +507,11 @@ class _Normalizer:
                 self.add_call(call, position, msg, target)
             elif ptype in BOOKKEEPING_PARTS or ptype in ("checkpoint", "compaction"):
                 continue
-            elif ptype not in ("tool_use", "function", "function_call", CUSTOM_TOOL_CALL):
+            elif ptype in SERVER_TOOL_ITEMS:
+                self.report.tally(
+                    r.PROVIDER_EXECUTED_DROPPED, f"server tool items not replayed ({ptype})", msg.id
+                )
+            elif ptype not in USE_PART_TYPES:
                 self.report.tally(r.PART_NOT_SENT, f"assistant part of type {ptype!r}", msg.id)
 
     def add_call(self, call: ToolCall, position: int, msg: Message, target: _Step) -> bool:
