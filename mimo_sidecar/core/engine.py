@@ -27,7 +27,7 @@ from .config import RebuildConfig
 from .errors import DomainError, ErrorCode
 from .fidelity import FidelityReport, fidelity_report
 from .formats import DEFAULT_FORMAT, Target
-from .formats.prefix import prefix_hash, render_prefix
+from .formats.prefix import prefix_hash, render_prefix, warn_tools_missing
 from .formats.report import Report
 from .ids import IdMinter, IdScheme, ascending_scheme
 from .memory_files import MemoryRoot
@@ -504,6 +504,8 @@ def prefix_of(session: Session, built: BuiltRequest | None = None) -> RequestPre
     request = render_prefix(
         built.format, system, tools, model_id=model_id, cache_ttl=built.cache_ttl, report=report
     )
+    if request is not None:
+        warn_tools_missing(built.format, request, built.messages, report)
     return RequestPrefix(system, tools, prefix_hash(system, tools, request), request)
 
 

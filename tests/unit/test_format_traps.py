@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mimo_sidecar.core import texts
+from mimo_sidecar.core import engine, texts
+from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.formats.rules import check
+from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.shapes import ToolUse, tool_uses
 from tests.unit.builders import (
     assistant,
@@ -20,6 +22,7 @@ from tests.unit.builders import (
     function_call,
     function_call_output,
     msg,
+    session_of,
     text,
     thinking,
     tool_result,
@@ -305,3 +308,25 @@ def test_a_tool_role_carrier_without_tool_call_id_answers_every_call_it_holds() 
         {"type": "tool_result", "tool_use_id": "call_p", "content": "Done!"},
         {"type": "tool_result", "tool_use_id": "call_t", "content": [{"type": "text", "text": "2 passed"}]},
     ]
+
+
+# =================================================================================================
+# Imported transcripts carry no tool definitions
+# =================================================================================================
+def test_a_history_with_calls_but_no_tools_is_reported_for_anthropic() -> None:
+    msgs = claude_response_with_blank_text()
+    bare = session_of(msgs, "ses_tools", request_prefix={"system": ["Be brief."]})
+    res = engine.build(bare, MemoryRoot("/nonexistent"), RebuildConfig(), now_ms=0, fmt="anthropic")
+    assert warned(res.request, "tools-missing")
+    (violation,) = check("anthropic", res.request.messages, prefix=res.prefix.request)
+    assert violation.rule == "anthropic/tools-required"
+    assert check("anthropic", res.request.messages) == []  # no prefix given: not checked
+
+    tools = {"system": ["Be brief."], "tools": [{"name": "read", "input_schema": {"type": "object"}}]}
+    declared = session_of(msgs, "ses_tools", request_prefix=tools)
+    res = engine.build(declared, MemoryRoot("/nonexistent"), RebuildConfig(), now_ms=0, fmt="anthropic")
+    assert not warned(res.request, "tools-missing")
+    assert check("anthropic", res.request.messages, prefix=res.prefix.request) == []
+    for fmt in ("openai-chat", "openai-responses", "gemini"):  # the other APIs take such a history
+        res = engine.build(bare, MemoryRoot("/nonexistent"), RebuildConfig(), now_ms=0, fmt=fmt)
+        assert not warned(res.request, "tools-missing"), fmt

@@ -28,6 +28,7 @@ PROVIDER_EXECUTED_DROPPED = "provider-executed-dropped"
 TRAILING_WHITESPACE_TRIMMED = "trailing-whitespace-trimmed"
 LEADING_TURN_ADDED = "leading-user-turn-added"
 TOOL_NOT_CONVERTED = "tool-definition-not-converted"
+TOOLS_MISSING = "tools-missing"
 CACHE_IGNORED = "cache-ignored"
 BOUNDARY = "boundary"  # D2: boundary content that could not be sent as is
 REMINDER_NOT_ADDED = "reminder-not-added"

@@ -4,7 +4,8 @@
 
 A pure function over any list in one of the output formats (the sidecar's own output, or a host's):
 it returns every rule the list breaks, empty when a provider would accept it. `prefix` is
-`prefix.request` (its cache breakpoints count; for `openai-chat` its `messages` go in front);
+`prefix.request` (its cache breakpoints count; for `openai-chat` its `messages` go in front; for
+`anthropic`, given, it must define `tools` when the history holds calls);
 `overrides` is `request/build`'s `overrides` (a forced `thinking: disabled`); `thinking` is the
 request's Anthropic thinking mode (None: rules #5/#6 are not checked); `open_end` says the host
 appends a user turn before sending (the writer's fork), so the rules about the final message are
@@ -66,6 +67,7 @@ RULES = {
     "anthropic/tool-input": "tool_use.input is an object",
     "anthropic/image": "images are JPEG/PNG/GIF/WebP, at most 5 MB",
     "anthropic/cache-control": "at most 4 cache_control breakpoints, never on thinking or empty text",
+    "anthropic/tools-required": "a request whose history holds tool_use/tool_result blocks defines tools",
     "openai-chat/system-position": "system/developer messages only at the head",
     "openai-chat/tool-calls-unanswered": "one tool message per tool_call id, right after the tool_calls",
     "openai-chat/orphan-tool-message": "a tool message answers a tool_call of the assistant before it",
@@ -143,8 +145,11 @@ def _merged(messages: list[Json]) -> list[tuple[int, str, list[Json]]]:
 
 
 def _check_anthropic(
-    messages: list[Json], prefix: Json, thinking: bool | None, open_end: bool, v: _Found
+    messages: list[Json], prefix: Json | None, thinking: bool | None, open_end: bool, v: _Found
 ) -> None:
+    if prefix is not None and not prefix.get("tools") and _has_tool_blocks(messages):
+        v("tools-required", -1, "tool_use/tool_result blocks in a request without tools")
+    prefix = prefix or {}
     breakpoints = 0
     for holder in (prefix.get("system"), prefix.get("tools")):
         if isinstance(holder, list):
@@ -170,6 +175,10 @@ def _check_anthropic(
     for k, (i, role, blocks) in enumerate(merged):
         _anthropic_pairing(k, i, role, blocks, merged, v)
     _anthropic_final(merged, thinking, open_end, v)
+
+
+def _has_tool_blocks(messages: list[Json]) -> bool:
+    return any(b.get("type") in ("tool_use", "tool_result") for m in messages for b in _blocks(m))
 
 
 def _anthropic_block(i: int, role: Any, block: Json, seen_ids: set[str], v: _Found) -> None:
@@ -513,12 +522,13 @@ def check(
     """Every provider rule `messages` (in format `fmt`) breaks; see the module docstring."""
     items = list(messages)
     found = _Found(fmt)
+    given_prefix = prefix
     prefix = prefix or {}
     forced = (overrides or {}).get("thinking")
     if isinstance(forced, dict) and forced.get("type") == "disabled":
         thinking = False
     checkers: dict[str, Callable[[], None]] = {
-        "anthropic": lambda: _check_anthropic(items, prefix, thinking, open_end, found),
+        "anthropic": lambda: _check_anthropic(items, given_prefix, thinking, open_end, found),
         "openai-chat": lambda: _check_chat(items, prefix, found),
         "openai-responses": lambda: _check_responses(items, found),
         "gemini": lambda: _check_gemini(items, gemini_signatures, open_end, found),
