@@ -509,6 +509,23 @@ def prefix_of(session: Session, built: BuiltRequest | None = None) -> RequestPre
     return RequestPrefix(system, tools, prefix_hash(system, tools, request), request)
 
 
+def model_in_use(session: Session, agent_id: str) -> tuple[str | None, str | None] | None:
+    """The provider and model of the slice's newest stored assistant message: the default target
+    of the provider formats. Read from storage, not from the request, so that it does not change
+    when a rebuild collapses the assistant messages out of the view (the Chat system role and the
+    prefix hash depend on it) and so that the writer's fork goes to the model the loop uses."""
+    for message in session.newest_first(agent_id):
+        if message.role != "assistant":
+            continue
+        provider, model = message.info.get("providerID"), message.info.get("modelID")
+        if isinstance(provider, str) or isinstance(model, str):
+            return (
+                provider if isinstance(provider, str) else None,
+                model if isinstance(model, str) else None,
+            )
+    return None
+
+
 def has_memory_artifacts(session: Session, memory: MemoryRoot, config: RebuildConfig, now_ms: int) -> bool:
     """§12.3: the session memory directory is non-empty, or the session has a listed task."""
     return bool(session.listed_tasks(now_ms, config.task_archive_days)) or memory.session_dir_nonempty(
@@ -547,6 +564,7 @@ def build(
         fmt=fmt,
         target=target,
         cache_ttl=cache_ttl,
+        model_in_use=model_in_use(session, agent_id),
     )
     pending = usage_recovered(view, session.ordering(), session.view_carriers(agent_id))
     return BuildResult(prefix_of(session, built), built, reminder is not None, pending)
@@ -590,5 +608,6 @@ def build_for_writer(
         fmt=fmt,
         target=target,
         cache_ttl=cache_ttl,
+        model_in_use=model_in_use(session, MAIN_AGENT),
     )
     return BuildResult(prefix_of(session, built), built, False, False)

@@ -61,8 +61,12 @@ def build_messages(
     fmt: str = DEFAULT_FORMAT,
     target: Target | None = None,
     cache_ttl: str | None = None,
+    model_in_use: tuple[str | None, str | None] | None = None,
 ) -> BuiltRequest:
-    """View → (collapse) → normalised turns (+ reminder) → the messages of format `fmt`."""
+    """View → (collapse) → normalised turns (+ reminder) → the messages of format `fmt`.
+
+    `model_in_use` (provider, model) is the target's default when the host names none; without
+    it, the newest assistant turn of the request."""
     msgs = list(messages)
     report = Report()
     collapsed_ids: list[str] = []
@@ -73,7 +77,7 @@ def build_messages(
     turns = normalize(msgs, skill_flag=skill_catalog_flag, report=report)
     if reminder is not None:
         add_reminder(turns, msgs, reminder, report)
-    history = render_history(fmt, turns, target, report, cache_ttl)
+    history = render_history(fmt, turns, target, report, cache_ttl, model_in_use)
     rendered = history.rendered
     used = {source for group in rendered.sources for source in group}
     return BuiltRequest(

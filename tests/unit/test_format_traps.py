@@ -13,10 +13,12 @@ from mimo_sidecar.core import engine, texts
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.formats.rules import check
+from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.shapes import ToolUse, tool_uses
 from tests.unit.builders import (
     assistant,
+    checkpoint_memory,
     custom_tool_call,
     custom_tool_call_output,
     function_call,
@@ -27,6 +29,7 @@ from tests.unit.builders import (
     thinking,
     tool_result,
     tool_use,
+    usage,
     user,
 )
 from tests.unit.split_sessions import CLAUDE, GPT, T0
@@ -330,3 +333,48 @@ def test_a_history_with_calls_but_no_tools_is_reported_for_anthropic() -> None:
     for fmt in ("openai-chat", "openai-responses", "gemini"):  # the other APIs take such a history
         res = engine.build(bare, MemoryRoot("/nonexistent"), RebuildConfig(), now_ms=0, fmt=fmt)
         assert not warned(res.request, "tools-missing"), fmt
+
+
+# =================================================================================================
+# The default target comes from storage: stable when a rebuild collapses the assistant messages
+# =================================================================================================
+def test_the_prefix_keeps_its_bytes_when_a_rebuild_collapses_every_assistant_message(tmp_path: Any) -> None:
+    msgs = [
+        user("u1", text("Rename the flag."), created=T0),
+        assistant(  # an older model: the writer's fork ends here, and still goes to the newest model
+            "a1",
+            text("Renamed."),
+            finish="stop",
+            created=T0 + 1,
+            tokens=usage(9_000, 50),
+            providerID="openai",
+            modelID="gpt-4.1",
+        ),
+        user("u2", text("Thanks, now the docs."), created=T0 + 2),
+        assistant("a2", text("Docs updated."), finish="stop", created=T0 + 3, tokens=usage(9_500, 50), **GPT),
+    ]
+    session = session_of(msgs, "ses_chat", request_prefix={"system": ["Be brief."]})
+    memory = checkpoint_memory(tmp_path, "ses_chat")
+    before = {fmt: engine.build(session, memory, RebuildConfig(), now_ms=0, fmt=fmt) for fmt in FORMATS}
+    assert before["openai-chat"].prefix.request == {
+        "messages": [{"role": "developer", "content": "Be brief."}]
+    }
+    writer = engine.build_for_writer(session, "a1", fmt="openai-chat")  # an older fork: same prefix
+    assert writer.prefix.hash == before["openai-chat"].prefix.hash
+
+    session.watermark = "a2"
+    res = engine.insert(
+        session,
+        memory,
+        RebuildConfig(inflation_guard=False),
+        watermark="a2",
+        reason="manual",
+        now_ms=T0 + 10,
+        minter=IdMinter(),
+    )
+    assert res.outcome == "rebuilt"
+    for fmt in FORMATS:
+        after = engine.build(session, memory, RebuildConfig(), now_ms=0, fmt=fmt)
+        assert all(m.get("role") not in ("assistant", "model") for m in after.request.messages), fmt
+        assert after.prefix.hash == before[fmt].prefix.hash, fmt
+        assert after.request.target == before[fmt].request.target, fmt
