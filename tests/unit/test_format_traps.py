@@ -378,3 +378,30 @@ def test_the_prefix_keeps_its_bytes_when_a_rebuild_collapses_every_assistant_mes
         assert all(m.get("role") not in ("assistant", "model") for m in after.request.messages), fmt
         assert after.prefix.hash == before[fmt].prefix.hash, fmt
         assert after.request.target == before[fmt].request.target, fmt
+
+
+# =================================================================================================
+# AI SDK providerOptions map each provider to an object
+# =================================================================================================
+def test_reasoning_metadata_that_is_not_provider_objects_stays_out_of_provider_options() -> None:
+    msgs = [
+        user("u1", text("go"), created=T0),
+        assistant(
+            "a1",
+            {"type": "reasoning", "text": "r1", "metadata": {"redacted": "reasoning-metadata:prt_1"}},
+            {"type": "reasoning", "text": "r2", "metadata": {"openai": {"itemId": "rs_2"}, "note": 3}},
+            {"type": "reasoning", "text": "r3", "metadata": {}},
+            text("done"),
+            created=T0 + 1,
+            **GPT,
+        ),
+    ]
+    built = build(msgs, "ai-sdk")
+    assert built.messages[1]["content"][:3] == [
+        {"type": "reasoning", "text": "r1"},
+        {"type": "reasoning", "text": "r2", "providerOptions": {"openai": {"itemId": "rs_2"}}},
+        {"type": "reasoning", "text": "r3", "providerOptions": {}},  # as stored: a valid shape
+    ]
+    assert warned(built, "provider-options-dropped") == [
+        "provider-options-dropped: 2 × reasoning metadata entries that are not provider objects (in a1, …)"
+    ]

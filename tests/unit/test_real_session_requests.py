@@ -11,6 +11,7 @@ checks again. Over stdio: tests/e2e/test_real_session_formats.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,25 +95,34 @@ def rebuild(session: Session, memory: MemoryRoot, now_ms: int) -> Any:
     )
 
 
-@pytest.mark.parametrize("path", real_session_files())
-def test_every_format_is_valid_before_and_after_two_rebuilds(path: Path, tmp_path: Path) -> None:
+def phases(path: Path, tmp_path: Path) -> Iterator[tuple[str, Session, MemoryRoot]]:
+    """The imported session opened with its host's prefix, then after each step of the cycle:
+    before, after one rebuild, with the host's next steps, after a second rebuild."""
     params = import_transcript(path).params
     params["requestPrefix"] = host_prefix(params)
     session = open_in_core(params)
     memory = checkpoint_memory(tmp_path, session.session_id, CHECKPOINT)
-    assert check_every_format(session, memory, "before") == 2 * len(RUNS)
+    yield "before", session, memory
 
     first = rebuild(session, memory, NOW)
     assert first.outcome == "rebuilt", first.detail
     ask = newest_user_ask(params)
     assert ask is not None and first.fidelity is not None
     assert first.fidelity.newest_user_ask.message_id == ask[0]
-    check_every_format(session, memory, "after one rebuild")
+    yield "after one rebuild", session, memory
 
     steps = HostSteps(params)
     appended = [m for k in range(HOST_STEPS) for m in steps.step(k, image=k % 5 == 0)]
     session.apply(batch_from_messages(appended))
-    check_every_format(session, memory, "host steps after the rebuild")
+    yield "host steps after the rebuild", session, memory
     second = rebuild(session, memory, NOW + 1)
     assert second.outcome == "rebuilt", second.detail
-    check_every_format(session, memory, "after a second rebuild")
+    yield "after a second rebuild", session, memory
+
+
+@pytest.mark.parametrize("path", real_session_files())
+def test_every_format_is_valid_before_and_after_two_rebuilds(path: Path, tmp_path: Path) -> None:
+    checked = [
+        check_every_format(session, memory, phase) for phase, session, memory in phases(path, tmp_path)
+    ]
+    assert checked == [2 * len(RUNS)] * 4
