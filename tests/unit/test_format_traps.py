@@ -405,3 +405,18 @@ def test_reasoning_metadata_that_is_not_provider_objects_stays_out_of_provider_o
     assert warned(built, "provider-options-dropped") == [
         "provider-options-dropped: 2 × reasoning metadata entries that are not provider objects (in a1, …)"
     ]
+
+
+def test_a_result_item_no_format_carries_is_reported() -> None:
+    """Claude Code's tool search answers with `tool_reference` blocks inside the result."""
+    content = [{"type": "text", "text": "found 1 tool"}, {"type": "tool_reference", "tool_name": "grep"}]
+    msgs = [
+        user("u1", text("Find a search tool."), created=T0),
+        assistant("a1", tool_use("toolu_S", "ToolSearch", {"query": "grep"}), finish="tool-calls", **CLAUDE),
+        user("k1", tool_result("toolu_S", content), created=T0 + 2),
+    ]
+    for fmt, built in valid_everywhere(msgs).items():
+        assert "tool_reference" not in json.dumps(built.messages), fmt
+        assert warned(built, "part-not-sent") == [
+            "part-not-sent: 1 × tool-result item of type 'tool_reference' (in k1)"
+        ], fmt

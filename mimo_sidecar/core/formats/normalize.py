@@ -194,8 +194,9 @@ def media_block(part: Json) -> Media | Text | None:
     return None
 
 
-def _content_blocks(content: Any) -> tuple[list[Text | Media], bool]:
-    """A split result's content (string, or a list of text/media blocks) → blocks, as_string."""
+def _content_blocks(content: Any, unsent: list[str]) -> tuple[list[Text | Media], bool]:
+    """A split result's content (string, or a list of text/media blocks) → blocks, as_string.
+    The types of list items that are neither text nor media go to `unsent`."""
     if content is None:
         return [], True
     if isinstance(content, str):
@@ -213,6 +214,10 @@ def _content_blocks(content: Any) -> tuple[list[Text | Media], bool]:
                 media = media_block(item)
                 if media is not None:
                     blocks.append(media)
+                else:
+                    unsent.append(str(item.get("type")))
+        else:
+            unsent.append(type(item).__name__)
     return blocks, False
 
 
@@ -257,7 +262,7 @@ def interrupted_result(call: ToolCall) -> ToolResult:
     )
 
 
-def _split_result(carrier: Message, call: ToolCall, result: Any) -> ToolResult:
+def _split_result(carrier: Message, call: ToolCall, result: Any, unsent: list[str]) -> ToolResult:
     """A split result (core.shapes.ToolResult) with its content blocks read from the stored part."""
     if result.part_index == MESSAGE_LEVEL_RESULT:
         holder = next((p for p in carrier.parts if p.get("type") == "text"), None)
@@ -266,12 +271,14 @@ def _split_result(carrier: Message, call: ToolCall, result: Any) -> ToolResult:
     else:
         holder = carrier.parts[result.part_index]
         raw = holder.get("content") if holder.get("type") == "tool_result" else holder.get("output")
-        content, as_string = _content_blocks(raw)
+        content, as_string = _content_blocks(raw, unsent)
     error = result.is_error or result.interrupted  # behavior.md#logical-calls: an interruption is an error
     if _is_compacted(holder):
         content, as_string = [Text(texts.CLEARED_TOOL_RESULT)], True
+        unsent.clear()  # the whole content is replaced
     elif error:  # an error result is its text
         content, as_string = [Text(result.content)], True
+        unsent.clear()
     return ToolResult(
         call.call_id, call.name, content, is_error=error, as_string=as_string, custom=call.custom
     )
@@ -548,7 +555,12 @@ class _Normalizer:
                         result = interrupted_result(call)
                         result.source = turn.sources[-1]
                     else:
-                        result = _split_result(found.carrier, call, found.result)
+                        unsent: list[str] = []
+                        result = _split_result(found.carrier, call, found.result, unsent)
+                        for item_type in unsent:
+                            self.report.tally(
+                                r.PART_NOT_SENT, f"tool-result item of type {item_type!r}", found.carrier.id
+                            )
                         result.source = found.carrier.id
                         if found.carrier.id not in sources:
                             sources.append(found.carrier.id)
