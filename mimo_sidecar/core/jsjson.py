@@ -83,14 +83,17 @@ _PLAIN_LEAVES = frozenset({str, int, bool, type(None)})
 def _orjson_writes_it_as_js(value: Any) -> bool:
     """True when orjson's text of a container is `JSON.stringify`'s: no float, no integer beyond
     2^53 and no leaf of another type anywhere (orjson would serialize a datetime or a dataclass
-    where JavaScript has no such value). Lone surrogates and non-string keys make orjson raise."""
+    where JavaScript has no such value). Lone surrogates and non-string keys make orjson raise. A
+    container met twice (shared, or a cycle) takes the exact path too."""
     stack = [value]
+    seen: set[int] = set()
     while stack:
         v = stack.pop()
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, (list, tuple)):
-            stack.extend(v)
+        if isinstance(v, (dict, list, tuple)):
+            if id(v) in seen:
+                return False
+            seen.add(id(v))
+            stack.extend(v.values() if isinstance(v, dict) else v)
         elif type(v) not in _PLAIN_LEAVES or (type(v) is int and abs(v) > _MAX_SAFE):
             return False
     return True
