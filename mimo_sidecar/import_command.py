@@ -7,17 +7,15 @@ that cannot be imported gives one line on stderr naming the file and the line, a
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 import orjson
 
+from .command_output import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, write_stdout
+from .command_output import fail as _fail_as
 from .importers import FORMATS, ImportResult, TranscriptError, import_transcript
 
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_BAD_INPUT = 2
 PROG = "mimo-sidecar import"
 
 
@@ -76,13 +74,8 @@ def _write(payload: bytes, output: str | None) -> None:
     if output is not None:
         Path(output).write_bytes(payload)
         return
-    try:
-        sys.stdout.buffer.write(payload)
-        sys.stdout.buffer.flush()
-    except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    write_stdout(payload)
 
 
 def _fail(message: str, code: int) -> int:
-    sys.stderr.write(f"{PROG}: error: {message}\n")
-    return code
+    return _fail_as(PROG, message, code)

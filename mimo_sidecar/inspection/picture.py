@@ -1,0 +1,339 @@
+"""`inspect`'s picture: an `Inspection` drawn in the terminal with rich.
+
+Five blocks, top to bottom: where the session stands (window, trigger line, last step, verdict);
+the watermark and the memory root; the request before and after the rebuild; the boundary section by
+section against each cap, plus the kept tail; warnings. Every number is one the core computed (see
+run.py); this module only lays them out. Text that comes from the session (paths, reasons, user
+words) is passed as `Text`, never as markup, so brackets in it print as they are.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.bar import Bar
+from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
+from rich.rule import Rule
+from rich.table import Table
+from rich.text import Text
+
+from ..core.render import SectionReport
+from .run import Inspection
+from .source import SESSION_OPEN
+
+BAR_MIN, BAR_MAX = 10, 60  # bar widths follow the terminal's width within these bounds
+# What each block's columns other than its bar take (labels, numbers, padding, a short note).
+METER_OTHERS, REQUEST_OTHERS, SECTION_OTHERS = 24, 38, 64
+GOOD, BAD, NOTE = "green", "red", "yellow"
+FILL, FILL_HIGH, FILL_CUT, BACK = "cyan", "yellow", "red", "grey23"
+HIGH_SHARE = 0.75  # a section past this share of its cap is drawn in FILL_HIGH
+TOKENS_PER_CHAR = 4  # est(): one token per 4 UTF-16 units (behavior.md#est), for the character cap
+
+WINDOW_SOURCES = {
+    "option": "set with --window",
+    "file": "from the file's model",
+    "history": "recorded on the newest assistant message",
+    "default": "a default: the file records none; set it with --window",
+}
+USAGE_SOURCES = {
+    "request": "the usage given",
+    "last-finished": "provider usage of the newest finished step",
+    "earlier-step": "provider usage of the newest step that recorded one",
+    "estimate": "estimated: no step since the last boundary recorded usage",
+    "none": "no finished step recorded usage",
+}
+OUTCOME_MEANINGS = {
+    "rebuilt": "the boundary is inserted after W",
+    "no-gain": "refused: the boundary plus the kept tail would not be smaller than the request now",
+    "no-checkpoint": "refused: the memory root has no checkpoint.md for this session "
+    "(leave out --memory-root to use a template)",
+    "no-watermark": "nothing to rebuild from: the main view has no message a checkpoint could cover",
+    "insert-failed": "the rebuild text rendered empty",
+    "checkpoint-off": "checkpoints are turned off in the configuration",
+    "memory-write-off": "memory writes are turned off in the configuration",
+}
+
+
+SECTION_LABELS = {
+    "tasks": "Tasks ledger",
+    "checkpoint": "Checkpoint",
+    "actors": "Active actors",
+    "recent_user": "Recent user input",
+    "project_memory": "Project memory",
+    "global_memory": "Global memory",
+    "notes": "Session notes",
+    "memory_keys": "Memory keys",
+    "activity": "Recent activity",
+}
+UNIT_LABELS = {"chars": "chars", "lines": "lines"}
+
+
+def render_picture(ins: Inspection, console: Console, *, show_text: bool = False) -> None:
+    def bar(others: int) -> int:
+        return max(BAR_MIN, min(BAR_MAX, console.width - others))
+
+    console.print(_header(ins))
+    for title, body in (
+        ("Where the session stands", _standing(ins, bar(METER_OTHERS))),
+        ("Checkpoint watermark", _watermark(ins)),
+        ("The request to the model, before and after the rebuild", _request(ins, bar(REQUEST_OTHERS))),
+        (
+            "The boundary, section by section (estimated tokens against each cap)",
+            _sections(ins, bar(SECTION_OTHERS)),
+        ),
+        ("Warnings", _warnings(ins)),
+    ):
+        console.print()
+        console.print(Rule(Text(title, style="bold"), align="left", style="dim"))
+        console.print(Padding(body, (0, 0, 0, 1)))
+    if show_text and ins.inserted is not None and ins.inserted.render is not None:
+        console.print()
+        console.print(Rule(Text("The rebuild text", style="bold"), align="left", style="dim"))
+        console.print(Text(ins.inserted.render.text))
+
+
+# -- header --------------------------------------------------------------------------------------
+def _header(ins: Inspection) -> RenderableType:
+    s = ins.source
+    kind = "session/open params" if s.format == SESSION_OPEN else f"{s.format} transcript"
+    slices = ", ".join(f"{agent} {n:,}" for agent, n in s.slices.items())
+    line = Text.assemble(
+        (kind, "bold"), " · session ", (s.session_id, "bold"), f" · {s.messages:,} messages ({slices})"
+    )
+    lines = [Text.assemble(("mimo-sidecar inspect ", "bold"), Text(s.path)), line]
+    if s.not_imported or s.adjusted:
+        lines.append(
+            Text(
+                f"{s.not_imported:,} source records left out, {s.adjusted:,} adjusted "
+                f"(mimo-sidecar import {s.path} lists them)",
+                style="dim",
+            )
+        )
+    return Group(*lines)
+
+
+# -- where the session stands --------------------------------------------------------------------
+def _standing(ins: Inspection, bar: int) -> RenderableType:
+    t = ins.computed.trigger
+    m = ins.model
+    grid = _grid()
+    window = m.limits.context_window
+    grid.add_row("Model window", Text(f"{window:,} tokens ({WINDOW_SOURCES[m.source]})"))
+    if t.hard:
+        effective = t.budget or t.hard
+        budget = f"the configured budget of {t.budget:,}" if t.budget else "the window"
+        grid.add_row("Trigger line", Text(f"{t.usable:,} tokens ({t.usable / effective:.0%} of {budget})"))
+        usage = Text(f"{t.count:,} tokens ({USAGE_SOURCES.get(t.usage_source, t.usage_source)})")
+        grid.add_row("Last step", usage)
+        grid.add_row("", _meter(t.count, t.usable, t.hard, bar))
+    grid.add_row("Verdict", _verdict(ins))
+    return grid
+
+
+def _verdict(ins: Inspection) -> Text:
+    t = ins.computed.trigger
+    if t.should_rebuild:
+        return Text.assemble(("a rebuild is due", f"bold {BAD}"), ": the last step reached the trigger line")
+    if t.usage_recovered:
+        return Text.assemble(
+            ("not due", f"bold {GOOD}"), ": a boundary newer than the last step already answered its usage"
+        )
+    if not t.hard:
+        return Text("no window known: overflow handling is off")
+    gap = t.usable - t.count
+    return Text.assemble(
+        ("not due yet", f"bold {GOOD}"),
+        f": {gap:,} tokens below the line. What follows is what a rebuild would do now.",
+    )
+
+
+def _meter(count: int, line: int, window: int, width: int) -> RenderableType:
+    """The last step against the window, with the trigger line marked under the bar."""
+    row = Table.grid(padding=(0, 1))
+    row.add_column(width=width, no_wrap=True)
+    row.add_column(no_wrap=True)
+    style = FILL_CUT if count >= line else FILL
+    row.add_row(Bar(window, 0, min(count, window), width=width, color=style, bgcolor=BACK), f"{count / window:.0%}")
+    label = "trigger line ▲"
+    mark = min(width - 1, width * line // window)
+    row.add_row(Text(" " * max(0, mark + 1 - len(label)) + label, style="dim"), "")
+    return row
+
+
+# -- the watermark -------------------------------------------------------------------------------
+def _watermark(ins: Inspection) -> RenderableType:
+    w = ins.watermark
+    grid = _grid()
+    if w.message_id is None:
+        grid.add_row("W", Text("none: the main view holds no message a checkpoint could cover"))
+    else:
+        grid.add_row("W", Text(w.message_id, style="bold"))
+        if w.position is not None:
+            after = ins.main_view - w.position - 1
+            grid.add_row("", Text(f"message {w.position + 1:,} of {ins.main_view:,} in the view; {after:,} after it"))
+        else:
+            grid.add_row("", Text("behind the view's start (an earlier boundary)"))
+        grid.add_row("Chosen", Text(_watermark_origin(ins)))
+    grid.add_row("Memory root", Text(_memory_line(ins)))
+    return grid
+
+
+def _watermark_origin(ins: Inspection) -> str:
+    w = ins.watermark
+    if w.source == "option":
+        return "given with --watermark, stored for this run"
+    if w.source == "file":
+        return "the file's stored watermark"
+    return (
+        "the message a checkpoint writer starting now would cover; stored for this run as if that "
+        "writer had succeeded"
+    )
+
+
+def _memory_line(ins: Inspection) -> str:
+    m = ins.memory
+    if m.temporary:
+        return (
+            "temporary, holding only checkpoint.md from the template (no writer has run, so the "
+            "checkpoint section shows the empty template); deleted afterwards"
+        )
+    state = {"present": "checkpoint.md present", "missing": "no checkpoint.md for this session"}
+    return f"{m.root} ({state.get(m.checkpoint, m.checkpoint)})"
+
+
+# -- the request ---------------------------------------------------------------------------------
+def _request(ins: Inspection, bar: int) -> RenderableType:
+    before, after = ins.before, ins.after
+    scale = max(before.estimated_tokens, after.estimated_tokens if after else 0, 1)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("", no_wrap=True)
+    table.add_column("messages", justify="right", no_wrap=True, min_width=8)
+    table.add_column("est. tokens", justify="right", no_wrap=True, min_width=11)
+    table.add_column("", width=bar, no_wrap=True)
+    covered = ins.covered_tokens
+
+    def span(begin: int, end: int) -> Bar:
+        return Bar(scale, begin, end, width=bar, color=FILL, bgcolor=BACK)
+
+    table.add_row(Text("before", style="bold"), f"{before.messages:,}", f"{before.estimated_tokens:,}", "")
+    table.add_row("  up to W", "", f"{covered:,}", span(0, covered))
+    table.add_row("  after W", "", f"{before.estimated_tokens - covered:,}", span(covered, before.estimated_tokens))
+    if after is not None:
+        kept = after.estimated_tokens - ins.boundary_tokens
+        table.add_row(Text("after", style="bold"), f"{after.messages:,}", f"{after.estimated_tokens:,}", "")
+        table.add_row("  boundary", "1", f"{ins.boundary_tokens:,}", span(0, ins.boundary_tokens))
+        table.add_row(
+            "  kept tail", f"{after.messages - 1:,}", f"{kept:,}", span(ins.boundary_tokens, after.estimated_tokens)
+        )
+    legend = Text(
+        "Up to W: what the checkpoint covers, replaced by the boundary. The kept tail: the messages "
+        "after W that are still sent (user messages; assistant steps the boundary's activity digest "
+        "summarises are left out).",
+        style="dim",
+    )
+    return Group(table, legend, _outcome(ins))
+
+
+def _outcome(ins: Inspection) -> Text:
+    outcome = ins.outcome
+    good = outcome == "rebuilt"
+    text = Text.assemble(("Outcome ", "bold"), (outcome, f"bold {GOOD if good else BAD}"), ": ")
+    detail = ins.inserted.detail if ins.inserted is not None else None
+    text.append(OUTCOME_MEANINGS.get(outcome, outcome) + (f" ({detail})" if detail else ""))
+    if good and ins.after is not None and ins.inserted is not None:
+        saved = ins.before.estimated_tokens - ins.after.estimated_tokens
+        share = saved / ins.before.estimated_tokens if ins.before.estimated_tokens else 0.0
+        cleared = len(ins.inserted.compacted)
+        text.append(
+            f"; the request shrinks by {saved:,} tokens ({share:.0%}), "
+            f"from {_count(ins.before.messages, 'message')} to {_count(ins.after.messages, 'message')}; "
+            f"{_count(cleared, 'old tool result')} cleared"
+        )
+    preview = ins.computed.preview_outcome
+    if preview is not None and preview != outcome:
+        text.append(f" (the dry run said {preview})", style=NOTE)
+    return text
+
+
+# -- the sections --------------------------------------------------------------------------------
+def _sections(ins: Inspection, bar: int) -> RenderableType:
+    render = ins.inserted.render if ins.inserted is not None else None
+    if render is None:
+        return Text("no boundary was rendered")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table.add_column("section", no_wrap=True)
+    table.add_column("", width=bar, no_wrap=True)
+    table.add_column("tokens", justify="right", no_wrap=True)
+    table.add_column("cap", justify="right", no_wrap=True)
+    table.add_column("", overflow="fold")
+    for s in render.sections:
+        label = SECTION_LABELS.get(s.key, s.heading.removeprefix("# "))
+        table.add_row(label, _section_bar(s, bar), f"{s.tokens:,}", _cap(s), _state(s))
+    table.add_section()
+    total_cap = f"{render.total_cap:,}" if render.total_cap is not None else ""
+    table.add_row(Text("rebuild text", style="bold"), "", f"{render.total_tokens:,}", total_cap, "")
+    if ins.after is not None:
+        kept = ins.after.estimated_tokens - ins.boundary_tokens
+        window = ins.model.limits.context_window
+        table.add_row(
+            Text("kept tail", style="bold"),
+            Bar(max(window, 1), 0, min(kept, window), width=bar, color=FILL, bgcolor=BACK),
+            f"{kept:,}",
+            Text(f"{window:,}", style="dim"),
+            Text(f"{_count(ins.after.messages - 1, 'message')}; cap: the window", style="dim"),
+        )
+    return table
+
+
+def _section_bar(s: SectionReport, width: int) -> RenderableType:
+    cap = _cap_in_tokens(s)
+    if cap is None or not s.present:
+        return ""
+    style = FILL_CUT if s.truncated or s.shed else FILL_HIGH if s.tokens >= HIGH_SHARE * cap else FILL
+    return Bar(max(cap, 1), 0, min(s.tokens, cap), width=width, color=style, bgcolor=BACK)
+
+
+def _cap_in_tokens(s: SectionReport) -> int | None:
+    if s.cap is None:
+        return None
+    if s.unit == "tokens":
+        return s.cap
+    if s.unit == "chars":
+        return s.cap // TOKENS_PER_CHAR
+    return None  # a cap in lines has no token equivalent
+
+
+def _cap(s: SectionReport) -> str:
+    if s.cap is None:
+        return "-"
+    if s.unit == "tokens":
+        return f"{s.cap:,}"
+    return f"{s.cap:,} {UNIT_LABELS.get(s.unit, s.unit)}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def _state(s: SectionReport) -> Text:
+    if s.shed:
+        return Text(s.reason or "shed by the total cap", style=BAD)
+    if s.truncated:
+        return Text(s.reason or "cut to its cap", style=NOTE)
+    if not s.present:
+        return Text(s.reason or "absent", style="dim")
+    return Text(s.reason or "in full", style="dim")
+
+
+# -- warnings ------------------------------------------------------------------------------------
+def _warnings(ins: Inspection) -> RenderableType:
+    if not ins.warnings:
+        return Text("none", style="dim")
+    return Group(*(Text.assemble(("• ", NOTE), w) for w in ins.warnings))
+
+
+def _grid() -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    return grid
