@@ -13,17 +13,15 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from mimo_sidecar.client import SidecarClient
 
-from mimo_sidecar.client import SidecarClient  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 SAMPLE = ROOT / "examples" / "sample"
 WRITER_SECONDS = 3.0  # the background writer finishes this long into the rebuild's wait

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         logger.warning("ignoring unknown arguments: %s", " ".join(unknown))
 
-    from .rpc.lifecycle import hard_exit
+    from .rpc.parent_watch import hard_exit
     from .rpc.server import build_server
 
     server = build_server()

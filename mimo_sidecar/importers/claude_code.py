@@ -25,13 +25,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core.words import MAIN_AGENT
 from . import anthropic, usage
 from .claude_dag import active_branch, is_compact_boundary, is_message
 from .errors import TranscriptError
 from .fields import Json, as_dict, as_str, epoch_ms, nonempty_str
 from .harness import CLAUDE_CODE_MARKERS, starts_with_marker, synthetic
 from .report import ImportReport
-from .session_builder import MAIN_AGENT, Draft, SessionDraft
+from .session_builder import Draft, SessionDraft
 from .source import Record, jsonl_records, read_bytes
 
 FORMAT = "claude-code"

@@ -27,11 +27,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.words import MAIN_AGENT
 from .errors import TranscriptError
 from .fields import Json, nonempty_str
 from .report import ImportReport
 
-MAIN_AGENT = "main"
 # Responses items and content parts (CONTRACT-split-parts.md): `id`, when present, is the provider's.
 RESPONSES_ITEM_TYPES = frozenset(
     {

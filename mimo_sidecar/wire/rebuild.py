@@ -6,6 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..core.words import (
+    MAIN_AGENT,
+    InsertOutcome,
+    InsertReason,
+    NoticeKind,
+    StatusState,
+    UsageSource,
+    WaitResult,
+)
 from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId
 
 NonNegative = Annotated[int, Field(ge=0)]
@@ -90,7 +99,7 @@ class RenderReport(Result):
 
 class ComputeParams(Params):
     session_id: SessionId
-    agent_id: AgentId = "main"
+    agent_id: AgentId = MAIN_AGENT
     usage: TokenUsage | None = Field(
         None,
         description="The last finished assistant step's usage; default: the `tokens` of the newest "
@@ -116,7 +125,7 @@ class TriggerInfo(Result):
     budget: int | None = Field(
         None, description="The working-window budget from compaction.max_context, if any."
     )
-    usage_source: Literal["request", "last-finished", "none"]
+    usage_source: UsageSource
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -131,7 +140,9 @@ class WatermarkInfo(Result):
 
 
 class PreviewInfo(Result):
-    outcome: str = Field(description="What rebuild/insert would answer now, without waiting for a writer.")
+    outcome: InsertOutcome = Field(
+        description="What rebuild/insert would answer now, without waiting for a writer."
+    )
     report: RenderReport
 
 
@@ -151,19 +162,6 @@ class ComputeResult(Result):
 # ---------------------------------------------------------------------------------------------
 
 
-InsertReason = Literal["auto", "overflow", "manual"]
-InsertOutcome = Literal[
-    "rebuilt",
-    "insert-failed",
-    "writer-failed",
-    "no-checkpoint",
-    "no-watermark",
-    "not-main-agent",
-    "checkpoint-off",
-    "memory-write-off",
-]
-
-
 class TurnModel(Params):
     provider_id: NonEmptyStr
     model_id: NonEmptyStr
@@ -171,7 +169,7 @@ class TurnModel(Params):
 
 class InsertParams(Params):
     session_id: SessionId
-    agent_id: AgentId = "main"
+    agent_id: AgentId = MAIN_AGENT
     reason: InsertReason = Field(
         description="`manual` digests and collapses the whole idle main slice (§7.7)."
     )
@@ -200,7 +198,7 @@ class CompactedPart(Result):
 
 
 class WaitInfo(Result):
-    result: Literal["no-writer", "success", "failure", "timeout"]
+    result: WaitResult
     waited_ms: int
     bound_ms: int
 
@@ -208,7 +206,7 @@ class WaitInfo(Result):
 class Notice(Result):
     """A one-time notice (spec §7.7): persist it as a text part flagged synthetic and ignored."""
 
-    kind: Literal["memory-write-off", "checkpoint-off"]
+    kind: NoticeKind
     text: str
 
 
@@ -239,7 +237,7 @@ class InsertResult(Result):
 
 class BuildParams(Params):
     session_id: SessionId
-    agent_id: AgentId = "main"
+    agent_id: AgentId = MAIN_AGENT
     collapse_tail: bool = Field(
         True, description="Collapse digested assistant messages (main agent only, §11)."
     )
@@ -287,7 +285,7 @@ class BuildResult(Result):
 
 class StatusNotification(Result):
     session_id: SessionId
-    state: Literal["busy", "idle"]
+    state: StatusState
     message: str = Field(description="`Preparing conversation context…` while waiting for the writer.")
 
 

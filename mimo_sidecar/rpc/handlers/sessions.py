@@ -1,29 +1,23 @@
-"""The session methods: session/open, /sync, /get, /close; checkpoint/writerStarted, /writerFinished.
-
-Thin handlers: they turn validated wire params into calls on `SidecarState` (which raises
-`SessionError` for domain problems) and its answers into wire results.
-"""
+"""Session handlers: session/open, /sync, /get, /close; checkpoint/writerStarted, /writerFinished."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.session import MessageUpsert, PartUpsert, Session, SyncBatch
-from ..wire import session as w
+from ...core.outcomes import WriterSummary
+from ...core.session import MessageUpsert, PartUpsert, SyncBatch
+from ...service import OpenRequest
+from ...wire import session as w
+from ..dispatch import rpc_method
 
 if TYPE_CHECKING:
-    from .server import SidecarServer
-
-from .dispatch import rpc_method
+    from ..server import SidecarServer
 
 
-def _upsert(message: w.Message) -> MessageUpsert:
-    return MessageUpsert(message.info.raw, message.parts, message.seq)
-
-
-def _batch(params: w.SyncParams) -> SyncBatch:
+# -- wire -> core ---------------------------------------------------------------------------------
+def batch_of(params: w.SyncParams) -> SyncBatch:
     return SyncBatch(
-        upsert_messages=[_upsert(m) for m in params.upsert_messages],
+        upsert_messages=[MessageUpsert(m.info.raw, m.parts, m.seq) for m in params.upsert_messages],
         upsert_parts=[PartUpsert(u.target, u.part.raw) for u in params.upsert_parts],
         remove_messages=list(params.remove_messages),
         remove_parts=[(r.message_id, r.part_id) for r in params.remove_parts],
@@ -32,24 +26,23 @@ def _batch(params: w.SyncParams) -> SyncBatch:
     )
 
 
-def writer_info(server: SidecarServer, session: Session) -> w.WriterInfo:
-    writer = session.writer
-    last = server.state.last_settlement(session.session_id)
+# -- core -> wire ---------------------------------------------------------------------------------
+def writer_info(writer: WriterSummary) -> w.WriterInfo:
     return w.WriterInfo(
         in_flight=writer.in_flight,
         end_message_id=writer.end_message_id,
         queued_end_message_id=writer.queued_end_message_id,
         settlements=writer.settlements,
-        last_outcome=writer.last_outcome,  # type: ignore[arg-type]
-        last_retryable=last.retryable if last is not None else None,
+        last_outcome=writer.last_outcome,
+        last_retryable=writer.last_retryable,
     )
 
 
 def register(server: SidecarServer) -> None:
     @rpc_method(server, "session/open", w.OpenParams)
     async def session_open(ls: SidecarServer, p: w.OpenParams) -> w.OpenResult:
-        session = ls.state.open_session(
-            p.session_id,
+        request = OpenRequest(
+            session_id=p.session_id,
             project_id=p.project_id,
             messages=[{"info": m.info.raw, "parts": m.parts or [], "seq": m.seq} for m in p.messages],
             tasks=p.tasks,
@@ -60,42 +53,40 @@ def register(server: SidecarServer) -> None:
             parent_id=p.parent.session_id if p.parent else None,
             parent_watermark=p.parent.watermark if p.parent else None,
         )
-        return w.OpenResult(session_id=session.session_id, revision=session.revision)
+        return w.OpenResult(session_id=p.session_id, revision=ls.service.open(request))
 
     @rpc_method(server, "session/sync", w.SyncParams)
     async def session_sync(ls: SidecarServer, p: w.SyncParams) -> w.SyncResult:
-        revision = ls.state.sync(p.session_id, _batch(p), p.base_revision)
-        return w.SyncResult(revision=revision)
+        return w.SyncResult(revision=ls.service.sync(p.session_id, batch_of(p), p.base_revision))
 
     @rpc_method(server, "session/get", w.SessionRef)
     async def session_get(ls: SidecarServer, p: w.SessionRef) -> w.SessionInfo:
-        s = ls.state.require(p.session_id)
+        s = ls.service.describe(p.session_id)
         return w.SessionInfo(
             session_id=s.session_id,
             project_id=s.project_id,
             revision=s.revision,
-            message_count=len(s),
+            message_count=s.message_count,
             watermark=s.watermark,
-            writer=writer_info(ls, s),
-            estimated_tokens=s.total_tokens,
+            writer=writer_info(s.writer),
+            estimated_tokens=s.estimated_tokens,
             id_mode=s.id_mode,
             parent_id=s.parent_id,
         )
 
     @rpc_method(server, "session/close", w.SessionRef)
     async def session_close(ls: SidecarServer, p: w.SessionRef) -> w.CloseResult:
-        ls.state.close(p.session_id)
+        ls.service.close(p.session_id)
         return w.CloseResult()
 
     @rpc_method(server, "checkpoint/writerStarted", w.WriterStartedParams)
     async def writer_started(ls: SidecarServer, p: w.WriterStartedParams) -> w.WriterStartedResult:
-        start = ls.state.writer_started(p.session_id, p.watermark)
+        start = ls.service.writer_started(p.session_id, p.watermark)
         return w.WriterStartedResult(state=start.state, watermark=start.watermark)
 
     @rpc_method(server, "checkpoint/writerFinished", w.WriterFinishedParams)
     async def writer_finished(ls: SidecarServer, p: w.WriterFinishedParams) -> w.WriterFinishedResult:
-        done = ls.state.writer_finished(p.session_id, p.outcome, p.retryable)
-        session = ls.state.require(p.session_id)
+        done = ls.service.writer_finished(p.session_id, p.outcome, p.retryable)
         return w.WriterFinishedResult(
-            watermark=done.watermark, promoted=done.promoted, writer=writer_info(ls, session)
+            watermark=done.watermark, promoted=done.promoted, writer=writer_info(done.writer)
         )

@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from ..wire.common import Params
-from .dispatch import rpc_method
+from ...wire.common import Params
+from ..dispatch import rpc_method
 
 if TYPE_CHECKING:
-    from .server import SidecarServer
+    from ..server import SidecarServer
 
 ENV_FLAG = "MIMO_SIDECAR_TEST_HOOKS"
 
