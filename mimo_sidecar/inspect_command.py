@@ -54,8 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--window",
         type=_positive,
         metavar="N",
-        help="the model's context window in tokens (default: the file's, else "
-        f"{DEFAULT_WINDOW:,})",
+        help=f"the model's context window in tokens (default: the file's, else {DEFAULT_WINDOW:,})",
     )
     parser.add_argument(
         "--watermark",
@@ -91,7 +90,9 @@ def main(argv: list[str]) -> int:
     except (TranscriptError, InspectError) as exc:
         return fail(PROG, str(exc), EXIT_BAD_INPUT)
     except Exception as exc:  # a bug, not bad input: still one line, no traceback on the user's terminal
-        return fail(PROG, f"internal error while inspecting {args.file}: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+        return fail(
+            PROG, f"internal error while inspecting {args.file}: {type(exc).__name__}: {exc}", EXIT_INTERNAL
+        )
     if args.json:
         _print_json(inspection, include_text=args.text)
     else:

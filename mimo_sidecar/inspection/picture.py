@@ -42,18 +42,12 @@ USAGE_SOURCES = {
     "estimate": "estimated: no step since the last boundary recorded usage",
     "none": "no finished step recorded usage",
 }
-OUTCOME_MEANINGS = {
+OUTCOME_HINTS = {
     "rebuilt": "the boundary is inserted after W",
-    "no-gain": "refused: the boundary plus the kept tail would not be smaller than the request now",
-    "no-checkpoint": "refused: the memory root has no checkpoint.md for this session "
-    "(leave out --memory-root to use a template)",
-    "no-watermark": "nothing to rebuild from: the main view has no message a checkpoint could cover",
-    "insert-failed": "the rebuild text rendered empty",
-    "checkpoint-off": "checkpoints are turned off in the configuration",
-    "memory-write-off": "memory writes are turned off in the configuration",
+    "no-checkpoint": "leave out --memory-root to rebuild from a checkpoint.md made from the template",
+    "no-watermark": "no message of the main view can be covered by a checkpoint yet",
+    "insert-failed": "nothing would change",
 }
-
-
 SECTION_LABELS = {
     "tasks": "Tasks ledger",
     "checkpoint": "Checkpoint",
@@ -86,10 +80,11 @@ def render_picture(ins: Inspection, console: Console, *, show_text: bool = False
         console.print()
         console.print(Rule(Text(title, style="bold"), align="left", style="dim"))
         console.print(Padding(body, (0, 0, 0, 1)))
-    if show_text and ins.inserted is not None and ins.inserted.render is not None:
+    render = ins.insertion.render if ins.insertion is not None else None
+    if show_text and render is not None:
         console.print()
         console.print(Rule(Text("The rebuild text", style="bold"), align="left", style="dim"))
-        console.print(Text(ins.inserted.render.text))
+        console.print(Text(render.text))
 
 
 # -- header --------------------------------------------------------------------------------------
@@ -153,7 +148,9 @@ def _meter(count: int, line: int, window: int, width: int) -> RenderableType:
     row.add_column(width=width, no_wrap=True)
     row.add_column(no_wrap=True)
     style = FILL_CUT if count >= line else FILL
-    row.add_row(Bar(window, 0, min(count, window), width=width, color=style, bgcolor=BACK), f"{count / window:.0%}")
+    row.add_row(
+        Bar(window, 0, min(count, window), width=width, color=style, bgcolor=BACK), f"{count / window:.0%}"
+    )
     label = "trigger line ▲"
     mark = min(width - 1, width * line // window)
     row.add_row(Text(" " * max(0, mark + 1 - len(label)) + label, style="dim"), "")
@@ -170,7 +167,9 @@ def _watermark(ins: Inspection) -> RenderableType:
         grid.add_row("W", Text(w.message_id, style="bold"))
         if w.position is not None:
             after = ins.main_view - w.position - 1
-            grid.add_row("", Text(f"message {w.position + 1:,} of {ins.main_view:,} in the view; {after:,} after it"))
+            grid.add_row(
+                "", Text(f"message {w.position + 1:,} of {ins.main_view:,} in the view; {after:,} after it")
+            )
         else:
             grid.add_row("", Text("behind the view's start (an earlier boundary)"))
         grid.add_row("Chosen", Text(_watermark_origin(ins)))
@@ -217,13 +216,18 @@ def _request(ins: Inspection, bar: int) -> RenderableType:
 
     table.add_row(Text("before", style="bold"), f"{before.messages:,}", f"{before.estimated_tokens:,}", "")
     table.add_row("  up to W", "", f"{covered:,}", span(0, covered))
-    table.add_row("  after W", "", f"{before.estimated_tokens - covered:,}", span(covered, before.estimated_tokens))
+    table.add_row(
+        "  after W", "", f"{before.estimated_tokens - covered:,}", span(covered, before.estimated_tokens)
+    )
     if after is not None:
         kept = after.estimated_tokens - ins.boundary_tokens
         table.add_row(Text("after", style="bold"), f"{after.messages:,}", f"{after.estimated_tokens:,}", "")
         table.add_row("  boundary", "1", f"{ins.boundary_tokens:,}", span(0, ins.boundary_tokens))
         table.add_row(
-            "  kept tail", f"{after.messages - 1:,}", f"{kept:,}", span(ins.boundary_tokens, after.estimated_tokens)
+            "  kept tail",
+            f"{after.messages - 1:,}",
+            f"{kept:,}",
+            span(ins.boundary_tokens, after.estimated_tokens),
         )
     legend = Text(
         "Up to W: what the checkpoint covers, replaced by the boundary. The kept tail: the messages "
@@ -237,13 +241,13 @@ def _request(ins: Inspection, bar: int) -> RenderableType:
 def _outcome(ins: Inspection) -> Text:
     outcome = ins.outcome
     good = outcome == "rebuilt"
-    text = Text.assemble(("Outcome ", "bold"), (outcome, f"bold {GOOD if good else BAD}"), ": ")
-    detail = ins.inserted.detail if ins.inserted is not None else None
-    text.append(OUTCOME_MEANINGS.get(outcome, outcome) + (f" ({detail})" if detail else ""))
-    if good and ins.after is not None and ins.inserted is not None:
+    text = Text.assemble(("Outcome ", "bold"), (outcome, f"bold {GOOD if good else BAD}"))
+    said = [x for x in (ins.inserted.detail, OUTCOME_HINTS.get(outcome)) if x]
+    text.append(": " + "; ".join(said) if said else "")
+    if good and ins.after is not None and ins.insertion is not None:
         saved = ins.before.estimated_tokens - ins.after.estimated_tokens
         share = saved / ins.before.estimated_tokens if ins.before.estimated_tokens else 0.0
-        cleared = len(ins.inserted.compacted)
+        cleared = len(ins.insertion.compacted)
         text.append(
             f"; the request shrinks by {saved:,} tokens ({share:.0%}), "
             f"from {_count(ins.before.messages, 'message')} to {_count(ins.after.messages, 'message')}; "
@@ -257,7 +261,7 @@ def _outcome(ins: Inspection) -> Text:
 
 # -- the sections --------------------------------------------------------------------------------
 def _sections(ins: Inspection, bar: int) -> RenderableType:
-    render = ins.inserted.render if ins.inserted is not None else None
+    render = ins.insertion.render if ins.insertion is not None else None
     if render is None:
         return Text("no boundary was rendered")
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)

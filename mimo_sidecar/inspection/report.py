@@ -99,7 +99,7 @@ def _watermark(ins: Inspection) -> Json:
         "messageId": w.message_id,
         "source": w.source,
         "indexInView": w.position,
-        "writer": _writer(w.writer),
+        "writer": _writer(ins.writer_watermark),
     }
 
 
@@ -116,16 +116,15 @@ def _writer(wm: WatermarkResult | None) -> Json | None:
 
 
 def _rebuild(ins: Inspection, include_text: bool) -> Json:
-    res = ins.inserted
-    if res is None:
-        return {"outcome": ins.outcome, "detail": "no watermark: the main view is empty or has none"}
+    res = ins.insertion
     return {
-        "outcome": res.outcome,
-        "detail": res.detail,
-        "boundaryMessageId": res.message["info"]["id"] if res.message else None,
-        "digestUpTo": res.digest_up_to,
-        "compactedParts": len(res.compacted),
-        "report": _render_report(res.render, include_text) if res.render is not None else None,
+        "outcome": ins.outcome,
+        "detail": ins.inserted.detail,
+        "statusText": ins.inserted.status_text,
+        "boundaryMessageId": res.message["info"]["id"] if res is not None and res.message else None,
+        "digestUpTo": res.digest_up_to if res is not None else None,
+        "compactedParts": len(res.compacted) if res is not None else 0,
+        "report": _render_report(res.render, include_text) if res is not None and res.render else None,
     }
 
 
@@ -151,4 +150,3 @@ def _side(side: RequestSide) -> Json:
         "collapsedMessages": side.collapsed,
         "estimatedTokens": side.estimated_tokens,
     }
-

@@ -1,15 +1,17 @@
-"""The core, run in process on one session: what a rebuild would do to it now.
+"""The sidecar, run in process on one session: what a rebuild would do to it now.
 
-Nothing here decides a rule. It opens the session in a `core.session.Session` and calls the
-engine the way the sidecar's handlers do, in order:
+Nothing here decides a rule. It drives the sidecar's own service (`SidecarService`, what the RPC
+handlers call, minus the transport) through the cycle a host runs, at one clock:
 
-1. the model limits: `--window`, else the file's `model`, else the limits the host recorded on
+1. `open` the session from the params;
+2. the model limits: `--window`, else the file's `model`, else the limits the host recorded on
    its newest assistant message (`engine.model_from_history`), else `DEFAULT_WINDOW`;
-2. the watermark a checkpoint writer starting now would cover (`engine.writer_watermark`,
-   behavior.md#watermark), stored as if that writer had succeeded (or the one given);
-3. `engine.compute`: the trigger (behavior.md#trigger) and the dry-run preview;
-4. `engine.build` before, `engine.insert` (behavior.md#rebuild) on this in-memory session, and
-   `engine.build` after (behavior.md#request).
+3. the stored watermark: the file's, or a checkpoint writer is started (the service computes the
+   message it covers, behavior.md#watermark, or takes `--watermark`) and settled as a success, so
+   that its watermark is stored (behavior.md#watermark-lifecycle);
+4. `compute`: the trigger (behavior.md#trigger), the writer watermark and the dry-run preview;
+5. `build` before, `insert` (behavior.md#rebuild: its gates, then the engine's insertion), and
+   `build` after (behavior.md#request).
 
 The memory root is the one given, or a temporary one holding only `checkpoint.md` from the
 template; it is deleted afterwards. The only file the run can change under a given root is the one
@@ -19,9 +21,9 @@ behavior.md#memory-layout).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,12 +32,16 @@ from typing import Literal
 from ..core import engine
 from ..core.config import RebuildConfig
 from ..core.engine import BuildResult, ComputeResult, InsertResult, ModelLimits
-from ..core.ids import IdMinter
+from ..core.errors import DomainError
 from ..core.memory_files import MemoryRoot, UnsafeName
 from ..core.message import Message
-from ..core.session import MAIN_AGENT, Session, SessionError, batch_from_messages
+from ..core.outcomes import Inserted
+from ..core.session import Session
 from ..core.watermark import WatermarkResult
+from ..core.words import MAIN_AGENT, InsertReason
 from ..importers import newest_user_ask
+from ..service import InsertRequest, OpenRequest, SidecarService
+from ..service.service import now_ms as wall_clock_ms
 from .source import InspectSource
 
 # The window assumed when neither the command line nor the file says: the 200k tokens of the
@@ -44,7 +50,7 @@ DEFAULT_WINDOW = 200_000
 # Stand-in until the checkpoint template lands in the core: a title and the `Topic:` line the
 # checkpoint index reads (behavior.md#checkpoint-topic).
 CHECKPOINT_TEMPLATE = "# Session checkpoint\nTopic: (not written yet)\n"
-INSERT_REASON = "auto"  # the rebuild the trigger starts (the view, not the whole slice)
+INSERT_REASON: InsertReason = "auto"  # the rebuild the trigger starts (over the view, not the whole slice)
 
 ModelSource = Literal["option", "file", "history", "default"]
 WatermarkSource = Literal["option", "file", "writer", "none"]
@@ -63,11 +69,10 @@ class ModelChoice:
 
 @dataclass(frozen=True)
 class WatermarkChoice:
-    """The stored watermark inspect uses, and what a writer starting now would cover."""
+    """The stored watermark inspect rebuilds from, and where it came from."""
 
     message_id: str | None
     source: WatermarkSource
-    writer: WatermarkResult | None
     position: int | None  # 0-based index of W in the main view; None when W is not in it
 
 
@@ -91,14 +96,14 @@ class RequestSide:
 @dataclass(frozen=True)
 class Inspection:
     source: InspectSource
-    main_view: int  # messages in the main view before the rebuild
+    main_view: int  # stored messages in the main view before the rebuild
     model: ModelChoice
     watermark: WatermarkChoice
     memory: MemoryChoice
     computed: ComputeResult
     before: RequestSide
     covered_tokens: int  # of `before`: the stored messages up to and including W
-    inserted: InsertResult | None  # None when there is no watermark to rebuild from
+    inserted: Inserted  # the answer of rebuild/insert
     after: RequestSide | None  # None unless the rebuild happened
     boundary_tokens: int  # the boundary message's estimate (0 without one)
     newest_user_ask: str | None  # message ID of the newest genuine user ask (main slice)
@@ -107,7 +112,17 @@ class Inspection:
 
     @property
     def outcome(self) -> str:
-        return self.inserted.outcome if self.inserted is not None else "no-watermark"
+        return self.inserted.outcome
+
+    @property
+    def writer_watermark(self) -> WatermarkResult | None:
+        """What a checkpoint writer starting now would cover."""
+        return self.computed.watermark
+
+    @property
+    def insertion(self) -> InsertResult | None:
+        """The engine's insertion (render, boundary, marks), when the gates let it run."""
+        return self.inserted.result
 
 
 def inspect_source(
@@ -117,71 +132,60 @@ def inspect_source(
     window: int | None = None,
     watermark: str | None = None,
     config: RebuildConfig | None = None,
-    now_ms: int | None = None,
 ) -> Inspection:
-    """Run the core on `source`. Raises `InspectError` for an unusable option or session."""
-    config = config or RebuildConfig()
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    session = open_session(source)
-    view = list(session.context_view(MAIN_AGENT))
-    model = choose_model(source, view, window)
-    stored = choose_watermark(session, view, source, watermark)
-    session.watermark = stored.message_id
-    with memory_for(session.session_id, memory_root) as (memory, memory_choice):
-        computed = engine.compute(session, memory, config, model=model.limits, now_ms=now)
-        before = engine.build(session, memory, config, now_ms=now)
-        covered = _tokens_up_to(session, view, before, stored.position)
-        inserted = None
-        if stored.message_id is not None:
-            inserted = engine.insert(
-                session,
-                memory,
-                config,
-                watermark=stored.message_id,
-                reason=INSERT_REASON,
-                now_ms=now,
-                minter=IdMinter(),
-            )
-        rebuilt = inserted is not None and inserted.outcome == "rebuilt"
-        after = engine.build(session, memory, config, now_ms=now) if rebuilt else None
-    boundary = _boundary_tokens(session, inserted)
+    """Run the sidecar on `source`. Raises `InspectError` for an unusable option or session."""
+    now = wall_clock_ms()
+    sid = source.session_id
+    with memory_for(sid, memory_root) as memory:
+        service = SidecarService(config=config, memory_root=memory.root, clock=lambda: now)
+        try:
+            session = open_session(service, source)
+            view = list(session.context_view(MAIN_AGENT))
+            model = choose_model(source, view, window)
+            stored = store_watermark(service, session, view, source, watermark)
+            computed = service.compute(sid, model=model.limits).result
+            before = service.build(sid).result
+            covered = _tokens_up_to(view, before, stored.position)
+            inserted = asyncio.run(service.insert(InsertRequest(sid, INSERT_REASON, MAIN_AGENT)))
+            after = service.build(sid).result if inserted.outcome == "rebuilt" else None
+        except DomainError as exc:
+            raise InspectError(f"{source.path}: {exc}") from None
     ask = newest_user_ask(source.params)
     return Inspection(
         source=source,
         main_view=len(view),
         model=model,
         watermark=stored,
-        memory=memory_choice,
+        memory=memory,
         computed=computed,
         before=request_side(before),
         covered_tokens=covered,
         inserted=inserted,
         after=request_side(after) if after is not None else None,
-        boundary_tokens=boundary,
+        boundary_tokens=_boundary_tokens(session, inserted.result),
         newest_user_ask=ask[0] if ask else None,
         newest_user_ask_text=ask[1] if ask else "",
-        warnings=_warnings(source, computed, before, inserted, after),
+        warnings=_warnings(source, computed, before, inserted.result, after),
     )
 
 
 # -- the session ---------------------------------------------------------------------------------
-def open_session(source: InspectSource) -> Session:
-    """The session of the params, as `session/open` registers it (no parent: one file only)."""
+def open_session(service: SidecarService, source: InspectSource) -> Session:
+    """`session/open` with the params (no parent: inspect reads one file)."""
     p = source.params
-    session = Session(
-        source.session_id,
-        p.get("projectId"),
-        ids_ascending=bool(p.get("idsAscending", False)),
-        request_prefix=p.get("requestPrefix"),
+    service.open(
+        OpenRequest(
+            session_id=source.session_id,
+            project_id=p.get("projectId"),
+            messages=p.get("messages") or [],
+            tasks=p.get("tasks"),
+            actors=p.get("actors"),
+            watermark=p.get("watermark"),
+            request_prefix=p.get("requestPrefix"),
+            ids_ascending=bool(p.get("idsAscending", False)),
+        )
     )
-    batch = batch_from_messages(p.get("messages") or [])
-    batch.tasks = list(p.get("tasks") or [])
-    batch.actors = list(p.get("actors") or [])
-    try:
-        session.apply(batch)
-    except SessionError as exc:
-        raise InspectError(f"{source.path}: the session cannot be opened: {exc}") from None
-    return session
+    return service.sessions.require(source.session_id).session
 
 
 def choose_model(source: InspectSource, view: Sequence[Message], window: int | None) -> ModelChoice:
@@ -208,38 +212,42 @@ def _file_limits(source: InspectSource) -> ModelLimits | None:
     )
 
 
-def choose_watermark(
-    session: Session, view: Sequence[Message], source: InspectSource, given: str | None
+def store_watermark(
+    service: SidecarService,
+    session: Session,
+    view: Sequence[Message],
+    source: InspectSource,
+    given: str | None,
 ) -> WatermarkChoice:
-    """`--watermark`, else the file's stored watermark, else the one a writer starting now covers."""
-    writer = engine.writer_watermark(session, view)
-    chosen: str | None
+    """`--watermark`, else the file's stored watermark, else the one a writer starting now covers:
+    the first and the last are stored the way a host stores them, by a writer that succeeds."""
     origin: WatermarkSource
-    if given is not None:
-        chosen, origin = given, "option"
-    elif source.params.get("watermark"):
-        chosen, origin = str(source.params["watermark"]), "file"
-    elif writer is not None:
-        chosen, origin = writer.id, "writer"
+    if given is None and session.watermark is not None:
+        origin = "file"
+    elif given is None and engine.writer_watermark(session, view) is None:
+        origin = "none"  # an empty view, or one no checkpoint can cover yet
     else:
-        chosen, origin = None, "none"
-    if chosen is not None and session.find_in_context(chosen) is None:
-        what = "--watermark" if origin == "option" else "the file's watermark"
-        raise InspectError(f"{what}: no message {chosen!r} in session {session.session_id!r}")
-    position = next((i for i, m in enumerate(view) if m.id == chosen), None)
-    return WatermarkChoice(chosen, origin, writer, position)
+        origin = "option" if given is not None else "writer"
+        try:
+            service.writer_started(session.session_id, given)
+        except DomainError as exc:
+            raise InspectError(f"--watermark: {exc}") from None
+        service.writer_finished(session.session_id, "success")
+    w = session.watermark
+    position = next((i for i, m in enumerate(view) if m.id == w), None) if w is not None else None
+    return WatermarkChoice(w, origin, position)
 
 
 # -- the memory root -----------------------------------------------------------------------------
 @contextmanager
-def memory_for(session_id: str, root: str | None) -> Iterator[tuple[MemoryRoot, MemoryChoice]]:
+def memory_for(session_id: str, root: str | None) -> Iterator[MemoryChoice]:
     """The given memory root, or a temporary one with `checkpoint.md` from the template."""
     if root is not None:
         if not os.path.isdir(root):
             raise InspectError(f"--memory-root: {root}: not a directory")
         memory = MemoryRoot(root)
         present = memory.exists(_checkpoint_path(memory, session_id))
-        yield memory, MemoryChoice(memory.root, False, "present" if present else "missing")
+        yield MemoryChoice(memory.root, False, "present" if present else "missing")
         return
     with tempfile.TemporaryDirectory(prefix="mimo-inspect-") as tmp:
         memory = MemoryRoot(tmp)
@@ -247,7 +255,7 @@ def memory_for(session_id: str, root: str | None) -> Iterator[tuple[MemoryRoot, 
         os.makedirs(os.path.dirname(path))
         with open(path, "w", encoding="utf-8") as f:
             f.write(CHECKPOINT_TEMPLATE)
-        yield memory, MemoryChoice(memory.root, True, "template")
+        yield MemoryChoice(memory.root, True, "template")
 
 
 def _checkpoint_path(memory: MemoryRoot, session_id: str) -> str:
@@ -265,13 +273,12 @@ def request_side(built: BuildResult) -> RequestSide:
     )
 
 
-def _tokens_up_to(session: Session, view: Sequence[Message], built: BuildResult, w: int | None) -> int:
+def _tokens_up_to(view: Sequence[Message], built: BuildResult, w: int | None) -> int:
     """Of the stored messages a request sends, the estimated tokens of those up to W (inclusive)."""
     if w is None:
         return 0
-    covered = {m.id for m in view[: w + 1]}
     sent = set(built.request.sources)
-    return sum(m.tokens for m in view if m.id in covered and m.id in sent)
+    return sum(m.tokens for m in view[: w + 1] if m.id in sent)
 
 
 def _boundary_tokens(session: Session, inserted: InsertResult | None) -> int:

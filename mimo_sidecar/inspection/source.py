@@ -73,7 +73,9 @@ def _looks_like_params(path: Path) -> bool:
     if not path.is_file():
         return False
     document = _whole_object(read_bytes(path))
-    return document is not None and "sessionId" in document and "messages" in document and "info" not in document
+    return (
+        document is not None and "sessionId" in document and "messages" in document and "info" not in document
+    )
 
 
 def _whole_object(data: bytes) -> dict[str, Any] | None:
