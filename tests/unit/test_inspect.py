@@ -25,7 +25,7 @@ from mimo_sidecar.importers import import_transcript
 from mimo_sidecar.inspection import run as inspection_run
 from mimo_sidecar.inspection.run import CHECKPOINT_TEMPLATE, DEFAULT_WINDOW
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
-from tests.real_sessions import FORMAT_OF_FOLDER, main_session_files, real_sessions_dir  # noqa: F401
+from tests.real_sessions import FORMAT_OF_FOLDER, absent_reason, main_session_files, real_sessions_root
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "examples" / "sample" / "session.json"
@@ -227,21 +227,18 @@ def test_a_memory_root_without_checkpoint_answers_no_checkpoint(
 
 # -- one real transcript per tool ------------------------------------------------------------------
 def first_session_of_each_tool() -> list[Any]:
-    from tests.real_sessions import real_sessions_root
-
+    """One main session file per tool folder (a skipped param, with the reason, when absent)."""
     root = real_sessions_root()
     if root is None:
-        return [pytest.param(None, id="real-sessions-absent")]
-    files = main_session_files(root)
-    firsts = {f.parent.name: f for f in reversed(files)}
+        return [pytest.param(None, marks=pytest.mark.skip(reason=absent_reason()), id="real-sessions-absent")]
+    firsts = {f.parent.name: f for f in reversed(main_session_files(root))}
     return [pytest.param(firsts[k], id=k) for k in sorted(firsts)]
 
 
 @pytest.mark.parametrize("path", first_session_of_each_tool())
 def test_json_on_a_real_transcript_is_the_cores_own_numbers(
-    path: Path | None, real_sessions_dir: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    path: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    assert path is not None  # real_sessions_dir skipped the test when the folder is absent
     params = import_transcript(path).params
     root = template_root(tmp_path, params["sessionId"])
     data = inspect_json(capsys, str(path), "--memory-root", str(root))
