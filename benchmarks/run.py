@@ -11,8 +11,9 @@ message) and a memory root, then measures:
   (`session.apply` of one part upsert) followed by the watermark computation;
 - a fresh sidecar process over stdio: spawn + `initialize`, `session/open` of the whole session,
   `session/sync` of one part followed by `rebuild/compute`, `rebuild/compute` with preview,
-  `rebuild/insert` (writer already settled), `request/build` after the rebuild and over the whole
-  un-rebuilt view, and the process's peak RSS.
+  `rebuild/insert` (writer already settled), `request/build` after the rebuild (also in every
+  output format, as a ratio of `ai-sdk`) and over the whole un-rebuilt view, and the process's
+  peak RSS.
 
 Round trips are timed from the first byte written to the parsed response (the client's own
 encoding is done beforehand). Methods the sidecar does not implement yet (-32601) are reported
@@ -44,6 +45,8 @@ import orjson
 from benchmarks.generator import IdMint, generate_memory_root, generate_session
 from mimo_sidecar.client import Prepared, RpcError, RpcTimeout, SidecarClient
 from mimo_sidecar.client import SidecarClosed as RpcClosed
+from mimo_sidecar.core.formats import FORMATS
+from mimo_sidecar.core.request_build import build_messages
 from mimo_sidecar.core.session import PartUpsert, Session, SyncBatch, batch_from_messages
 from mimo_sidecar.core.watermark import watermark_for
 
@@ -237,6 +240,27 @@ def in_process(w: Workload, reps: int) -> Json:
     out["part_update"] = summary(update_ms)
     out["watermark"] = summary(watermark_ms)
     out["part_update_then_watermark"] = summary(both_ms)
+    out["build_formats"] = build_formats_in_process(session, max(3, reps // 3))
+    return out
+
+
+def build_formats_in_process(session: Session, reps: int) -> Json:
+    """The conversion alone, over the whole un-rebuilt view (every message), in every format."""
+    view = list(session.view())
+    out: Json = {}
+    for fmt in FORMATS:
+        out[fmt] = summary(
+            Timer.repeat(
+                lambda fmt=fmt: build_messages(  # type: ignore[misc]
+                    view, collapse_tail=False, ordering=session.ordering(), reminder=None, fmt=fmt
+                ),
+                reps,
+                30,
+            )
+        )
+    base = out["ai-sdk"]["median_ms"]
+    for entry in out.values():
+        entry["ratio_to_ai_sdk"] = round(entry["median_ms"] / base, 2) if base else None
     return out
 
 
@@ -355,6 +379,7 @@ def run_stdio_steps(
     )
     step(res, "insert", lambda: insert_cycles(client, w, max(3, reps // 5)))
     step(res, "build_after_rebuild", lambda: build_after_rebuild(client, build, reps))
+    step(res, "build_formats", lambda: build_formats(client, build, reps))
     marks["after_cycle"] = peak_rss_bytes(client.pid).get("VmHWM")
     step(res, "build_full_view", lambda: build_full_view(client, w, build, max(3, reps // 10)))
 
@@ -432,6 +457,21 @@ def build_after_rebuild(client: SidecarClient, build: Json, reps: int) -> Json:
     s["json_floor_ms"] = round(min(Timer.repeat(lambda: orjson.loads(orjson.dumps(result)), 5)), 3)
     s["beyond_json_ms"] = round(s["median_ms"] - s["json_floor_ms"], 3)
     return s
+
+
+def build_formats(client: SidecarClient, build: Json, reps: int) -> Json:
+    """`request/build` after the rebuild in every output format; each format's median as a ratio of
+    `ai-sdk`'s (target: within 2x). Anthropic also with cache breakpoints."""
+    out: Json = {}
+    for fmt in FORMATS:
+        out[fmt] = repeat_rpc(client, "request/build", {**build, "format": fmt}, reps)
+    out["anthropic+cache"] = repeat_rpc(
+        client, "request/build", {**build, "format": "anthropic", "cache": {"ttl": "1h"}}, reps
+    )
+    base = out["ai-sdk"]["median_ms"]
+    for entry in out.values():
+        entry["ratio_to_ai_sdk"] = round(entry["median_ms"] / base, 2) if base else None
+    return out
 
 
 def build_full_view(client: SidecarClient, w: Workload, build: Json, reps: int) -> Json:
@@ -518,6 +558,8 @@ def cell(entry: Any, kind: str) -> str:
         out = f"{ms(entry['median_ms'])} (p95 {ms(entry['p95_ms'])})"
         size = entry.get("response_bytes", 0)
         return out + (f", {size / MB:.2f} MB out" if size > 10_000 else "")
+    if kind == "fmt":
+        return f"{ms(entry['median_ms'])} ({entry['ratio_to_ai_sdk']}x ai-sdk)"
     if kind == "mbs":
         out = f"{ms(entry['median_ms'])}, {entry['mb_per_s']} MB/s"
         return out + (f", {entry['messages_per_s']:,} msg/s" if entry.get("messages_per_s") else "")
@@ -542,6 +584,10 @@ ROWS = [
     ("core: 1 part update", ("inprocess", "core", "part_update"), "ms"),
     ("core: watermark after update", ("inprocess", "core", "watermark"), "ms"),
     ("core: update + watermark", ("inprocess", "core", "part_update_then_watermark"), "ms"),
+    *[
+        (f"core: build whole view, {fmt}", ("inprocess", "core", "build_formats", fmt), "fmt")
+        for fmt in FORMATS
+    ],
     ("stdio: spawn + initialize", ("stdio", "spawn_initialize"), "ms"),
     ("stdio: session/open", ("stdio", "session_open"), "mbs"),
     ("stdio: session/sync, 500-message batches", ("stdio", "session_sync_bulk"), "mbs"),
@@ -551,6 +597,10 @@ ROWS = [
     ("stdio: rebuild/insert", ("stdio", "insert"), "ms"),
     ("stdio: request/build after rebuild", ("stdio", "build_after_rebuild"), "ms"),
     ("  … beyond its JSON floor", ("stdio", "build_after_rebuild", "beyond_json_ms"), "num_ms"),
+    *[
+        (f"stdio: request/build after rebuild, {fmt}", ("stdio", "build_formats", fmt), "fmt")
+        for fmt in (*FORMATS, "anthropic+cache")
+    ],
     ("stdio: request/build, whole session", ("stdio", "build_full_view"), "ms"),
     ("stdio: RSS after open", ("stdio", "rss", "after_open_bytes"), "mib"),
     ("stdio: peak RSS (host cycle)", ("stdio", "rss"), "rss"),

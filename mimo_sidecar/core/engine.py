@@ -7,16 +7,16 @@ calls `insert`, which either applies the whole rebuild or nothing.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from . import texts
 from .boundary import LastMessageInfo, build_boundary, classify, microcompact, render_actors, render_index
 from .config import RebuildConfig
+from .formats import DEFAULT_FORMAT, Target
+from .formats.prefix import prefix_hash, render_prefix
+from .formats.report import Report
 from .ids import IdMinter
 from .memory_files import MemoryRoot
 from .message import Json, Message
@@ -89,6 +89,7 @@ class RequestPrefix:
     system: list[Any]
     tools: list[Any]
     hash: str
+    request: Json | None = None  # the prefix fields in the output format (None for ai-sdk)
 
 
 @dataclass(frozen=True)
@@ -368,13 +369,20 @@ def _last_user_field(msgs: list[Message], name: str) -> Any:
 
 
 # -- request assembly (§12) --------------------------------------------------------------------
-def prefix_of(session: Session) -> RequestPrefix:
-    """The frozen request prefix and a stable hash for prompt-cache comparisons (§12.7 item 1)."""
+def prefix_of(session: Session, built: BuiltRequest | None = None) -> RequestPrefix:
+    """The frozen request prefix (behavior.md#request-prefix) in the format of `built` (default
+    `ai-sdk`), with a hash over the format's own prefix bytes for prompt-cache comparisons."""
     prefix = session.request_prefix or {}
     system = list(prefix.get("system") or [])
     tools = list(prefix.get("tools") or [])
-    digest = hashlib.sha256(orjson.dumps({"system": system, "tools": tools}, option=orjson.OPT_SORT_KEYS))
-    return RequestPrefix(system, tools, "sha256:" + digest.hexdigest())
+    if built is None or built.format == DEFAULT_FORMAT:
+        return RequestPrefix(system, tools, prefix_hash(system, tools, None))
+    report = Report(built.warnings)
+    model_id = built.target.model_id if built.target is not None else None
+    request = render_prefix(
+        built.format, system, tools, model_id=model_id, cache_ttl=built.cache_ttl, report=report
+    )
+    return RequestPrefix(system, tools, prefix_hash(system, tools, request), request)
 
 
 def has_memory_artifacts(session: Session, memory: MemoryRoot, config: RebuildConfig, now_ms: int) -> bool:
@@ -395,7 +403,11 @@ def build(
     has_actor_tool: bool = False,
     memory_reminder: bool = True,
     now_ms: int,
+    fmt: str = DEFAULT_FORMAT,
+    target: Target | None = None,
+    cache_ttl: str | None = None,
 ) -> BuildResult:
+    """The agent's next request in format `fmt` (see `core.formats`)."""
     view = list(session.context_view(agent_id))
     is_main = agent_id == MAIN_AGENT
     reminder = None
@@ -404,10 +416,16 @@ def build(
             memory.session_dir(session.session_id), shell_style=shell_style, has_actor_tool=has_actor_tool
         )
     built = build_messages(
-        view, collapse_tail=collapse_tail and is_main, ordering=session.ordering(), reminder=reminder
+        view,
+        collapse_tail=collapse_tail and is_main,
+        ordering=session.ordering(),
+        reminder=reminder,
+        fmt=fmt,
+        target=target,
+        cache_ttl=cache_ttl,
     )
     pending = usage_recovered(view, session.ordering(), session.view_carriers(agent_id))
-    return BuildResult(prefix_of(session), built, reminder is not None, pending)
+    return BuildResult(prefix_of(session, built), built, reminder is not None, pending)
 
 
 def writer_view(session: Session, up_to: str | None = None) -> list[Message]:
@@ -430,8 +448,23 @@ def writer_view(session: Session, up_to: str | None = None) -> list[Message]:
     raise KeyError(up_to)
 
 
-def build_for_writer(session: Session, up_to: str | None = None) -> BuildResult:
+def build_for_writer(
+    session: Session,
+    up_to: str | None = None,
+    *,
+    fmt: str = DEFAULT_FORMAT,
+    target: Target | None = None,
+    cache_ttl: str | None = None,
+) -> BuildResult:
     """The writer's request: its view up to W, never collapsed, no per-turn reminder (§12.8)."""
     view = writer_view(session, up_to)
-    built = build_messages(view, collapse_tail=False, ordering=session.ordering(), reminder=None)
-    return BuildResult(prefix_of(session), built, False, False)
+    built = build_messages(
+        view,
+        collapse_tail=False,
+        ordering=session.ordering(),
+        reminder=None,
+        fmt=fmt,
+        target=target,
+        cache_ttl=cache_ttl,
+    )
+    return BuildResult(prefix_of(session, built), built, False, False)

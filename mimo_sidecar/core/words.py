@@ -45,5 +45,7 @@ WaitResult = Literal["no-writer", "success", "failure", "timeout"]
 
 # The busy/idle status a host shows while a rebuild runs (behavior.md#render-time-wait, #manual-rebuild).
 StatusState = Literal["busy", "idle"]
+# The output formats of request/build (core.formats renders each).
+RequestFormat = Literal["ai-sdk", "anthropic", "openai-chat", "openai-responses", "gemini"]
 
 NOTICE_KINDS: Final[tuple[NoticeKind, ...]] = get_args(NoticeKind)

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..core import engine, texts
 from ..core.config import RebuildConfig
 from ..core.errors import DomainError, ErrorCode
+from ..core.formats import AI_SDK_OUTPUT, BuildOutput
 from ..core.ids import IdMinter
 from ..core.memory_files import MemoryRoot
 from ..core.message import Json
@@ -185,8 +186,10 @@ class SidecarService:
         shell_style: bool = False,
         has_actor_tool: bool = False,
         memory_reminder: bool = True,
+        output: BuildOutput = AI_SDK_OUTPUT,
     ) -> Built:
-        """The next model request of an agent: the frozen prefix and the view's messages."""
+        """The next model request of an agent, in `output`'s format: the frozen prefix and the
+        view's messages."""
         session = self.sessions.require(session_id).session
         settings = self.settings()
         result = engine.build(
@@ -199,16 +202,23 @@ class SidecarService:
             has_actor_tool=has_actor_tool,
             memory_reminder=memory_reminder,
             now_ms=self._clock(),
+            fmt=output.fmt,
+            target=output.target,
+            cache_ttl=output.cache_ttl,
         )
         return Built(session.revision, result)
 
-    def build_for_writer(self, session_id: str, up_to: str | None = None) -> Built:
+    def build_for_writer(
+        self, session_id: str, up_to: str | None = None, output: BuildOutput = AI_SDK_OUTPUT
+    ) -> Built:
         """The checkpoint writer's forked request: the main view up to its watermark
         (behavior.md#writer-request)."""
         slot: SessionSlot = self.sessions.require(session_id)
         session = slot.session
         try:
-            result = engine.build_for_writer(session, up_to)
+            result = engine.build_for_writer(
+                session, up_to, fmt=output.fmt, target=output.target, cache_ttl=output.cache_ttl
+            )
         except KeyError:
             missing = up_to or session.writer.end_message_id
             raise DomainError(

@@ -6,6 +6,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from ...core import engine
+from ...core.formats import BuildOutput, Target
 from ...core.outcomes import Built, Computed, Inserted
 from ...core.render import RenderResult
 from ...service import InsertRequest
@@ -17,6 +18,16 @@ if TYPE_CHECKING:
 
 
 # -- wire -> core ---------------------------------------------------------------------------------
+def target_of(t: w.BuildTarget | None) -> Target | None:
+    if t is None:
+        return None
+    return Target(t.provider_id, t.model_id, t.thinking, t.images, t.tool_result_media, given=True)
+
+
+def output_of(p: w.BuildParams) -> BuildOutput:
+    return BuildOutput(p.format, target_of(p.target), p.cache.ttl if p.cache else None)
+
+
 def limits_of(model: w.ModelLimits | None) -> engine.ModelLimits | None:
     if model is None:
         return None
@@ -119,13 +130,19 @@ def insert_result(inserted: Inserted) -> w.InsertResult:
     )
 
 
-def build_result(built: Built) -> w.BuildResult:
+def build_result(built: Built, fmt: str) -> w.BuildResult:
     res = built.result
     return w.BuildResult(
         revision=built.revision,
-        prefix=w.RequestPrefixInfo(system=res.prefix.system, tools=res.prefix.tools, hash=res.prefix.hash),
+        prefix=w.RequestPrefixInfo(
+            system=res.prefix.system, tools=res.prefix.tools, hash=res.prefix.hash, request=res.prefix.request
+        ),
+        format=fmt,
         messages=res.request.messages,
         sources=res.request.sources,
+        source_groups=res.request.source_groups,
+        call_id_map=res.request.call_id_map,
+        overrides=res.request.overrides,
         estimated_tokens=res.request.estimated_tokens,
         collapsed_message_ids=res.request.collapsed_ids,
         reminder_added=res.reminder_added,
@@ -153,7 +170,7 @@ def register(server: SidecarServer) -> None:
     @rpc_method(server, "request/build", w.BuildParams)
     async def request_build(ls: SidecarServer, p: w.BuildParams) -> w.BuildResult:
         if p.purpose == "writer":
-            return build_result(ls.service.build_for_writer(p.session_id, p.up_to))
+            return build_result(ls.service.build_for_writer(p.session_id, p.up_to, output_of(p)), p.format)
         built = ls.service.build(
             p.session_id,
             agent_id=p.agent_id,
@@ -161,5 +178,6 @@ def register(server: SidecarServer) -> None:
             shell_style=p.invocation_style == "shell",
             has_actor_tool=p.has_actor_tool,
             memory_reminder=p.memory_reminder,
+            output=output_of(p),
         )
-        return build_result(built)
+        return build_result(built, p.format)
