@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..core import engine
+from ..core.checkpoint_template import CHECKPOINT_TEMPLATE
 from ..core.config import RebuildConfig
 from ..core.engine import BuildResult, ComputeResult, InsertResult, ModelLimits
 from ..core.errors import DomainError
@@ -47,9 +48,6 @@ from .source import InspectSource
 # The window assumed when neither the command line nor the file says: the 200k tokens of the
 # Claude models most coding agents run on (a Codex rollout records its own).
 DEFAULT_WINDOW = 200_000
-# Stand-in until the checkpoint template lands in the core: a title and the `Topic:` line the
-# checkpoint index reads (behavior.md#checkpoint-topic).
-CHECKPOINT_TEMPLATE = "# Session checkpoint\nTopic: (not written yet)\n"
 INSERT_REASON: InsertReason = "auto"  # the rebuild the trigger starts (over the view, not the whole slice)
 
 ModelSource = Literal["option", "file", "history", "default"]

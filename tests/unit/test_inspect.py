@@ -20,10 +20,11 @@ import pytest
 
 from mimo_sidecar import inspect_command
 from mimo_sidecar.core import engine, texts
+from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TEMPLATE
 from mimo_sidecar.core.jstext import est
 from mimo_sidecar.importers import import_transcript
 from mimo_sidecar.inspection import run as inspection_run
-from mimo_sidecar.inspection.run import CHECKPOINT_TEMPLATE, DEFAULT_WINDOW
+from mimo_sidecar.inspection.run import DEFAULT_WINDOW
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
 from tests.real_sessions import FORMAT_OF_FOLDER, absent_reason, main_session_files, real_sessions_root
 
