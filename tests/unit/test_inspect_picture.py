@@ -132,14 +132,14 @@ def one_message(**info: object) -> dict[str, object]:
         (lambda d: _write(d / "claude.jsonl", '{"type": "user", "uuid": "u1"}\n{"type": "us'), [], ":2"),
         (lambda d: d, [], "no session found in this directory"),
         (
-            lambda d: params_file(d, {"sessionId": "s", "messages": [{"info": {"role": "user"}, "parts": []}]}),
+            lambda d: params_file(d, {"sessionId": "s", "messages": [{"info": {"role": "user"}}]}),
             [],
             "not valid session/open params: messages.0.info.id",
         ),
         (
-            lambda d: params_file(d, {"sessionId": "s", "messages": [one_message()], "model": {"contextWindow": "x"}}),
+            lambda d: params_file(d, {"sessionId": "s", "messages": [one_message()], "model": {"x": 1}}),
             [],
-            "model: contextWindow",
+            "model: contextWindow: Field required (and 1 more)",
         ),
         (lambda d: params_file(d, {"sessionId": "..", "messages": [one_message()]}), [], "'..'"),
         (lambda d: _write(d / "log.jsonl", '{"a": 1}\n'), ["--format", "session-open"], "log.jsonl"),
