@@ -1,17 +1,16 @@
 """`mimo-sidecar inspect --json`: its numbers are the core's own, computed here through another path.
 
-Both read the same memory root (the checkpoint section names its file, so the root's path counts
-in the section's tokens), holding `checkpoint.md` from the template as inspect's temporary root does.
-The reference path is the sidecar's service (`SidecarService`, what the RPC handlers call): open the
-session, start a checkpoint writer (the service computes its watermark), settle it as a success
-(the watermark is stored), compute, build, insert, build. `inspect` runs the engine directly in one
-pass; every number it prints must equal the service's. Both run at the same fixed clock, so the
-clock-dependent details (task archival, actor idle times) agree too.
+`inspect` drives the sidecar's service (open, a writer that succeeds, compute, build, insert,
+build). The reference here calls the engine directly, step by step: open a core `Session`, store
+the writer watermark, `engine.compute`, `engine.build`, the insert gate, `engine.insert`,
+`engine.build`. Every number inspect prints must equal the engine's. Both run at the same fixed
+clock (task archival and actor idle times depend on it) and read the same memory root (the
+checkpoint section names its file, so the root's path counts in the section's tokens), holding
+`checkpoint.md` from the template as inspect's temporary root does.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -21,11 +20,15 @@ import pytest
 from mimo_sidecar import inspect_command
 from mimo_sidecar.core import engine, texts
 from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TEMPLATE
+from mimo_sidecar.core.config import RebuildConfig
+from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.jstext import est
+from mimo_sidecar.core.memory_files import MemoryRoot
+from mimo_sidecar.core.session import Session, batch_from_messages
+from mimo_sidecar.core.words import MAIN_AGENT
 from mimo_sidecar.importers import import_transcript
 from mimo_sidecar.inspection import run as inspection_run
 from mimo_sidecar.inspection.run import DEFAULT_WINDOW
-from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
 from tests.real_sessions import FORMAT_OF_FOLDER, absent_reason, main_session_files, real_sessions_root
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,32 +58,33 @@ def template_root(tmp_path: Path, session_id: str) -> Path:
     return root
 
 
-def service_run(params: dict[str, Any], model: engine.ModelLimits, memory_root: Path) -> dict[str, Any]:
-    """What the sidecar itself answers for these params, through its service API."""
-    sid = params["sessionId"]
-    service = SidecarService(memory_root=memory_root, clock=lambda: NOW_MS)
-    service.open(
-        OpenRequest(
-            session_id=sid,
-            project_id=params.get("projectId"),
-            messages=params["messages"],
-            tasks=params.get("tasks"),
-            actors=params.get("actors"),
-            request_prefix=params.get("requestPrefix"),
-            ids_ascending=params.get("idsAscending", False),
-        )
+def core_run(params: dict[str, Any], model: engine.ModelLimits, memory_root: Path) -> dict[str, Any]:
+    """What the core computes for these params, called step by step through the engine."""
+    session = Session(
+        params["sessionId"],
+        params.get("projectId"),
+        ids_ascending=params.get("idsAscending", False),
+        request_prefix=params.get("requestPrefix"),
     )
-    started = service.writer_started(sid)
-    service.writer_finished(sid, "success")
-    computed = service.compute(sid, model=model).result
-    before = service.build(sid).result.request
-    inserted = asyncio.run(service.insert(InsertRequest(sid, "auto", "main"))).result
-    assert inserted is not None and inserted.message is not None and inserted.render is not None
-    after = service.build(sid).result.request
-    boundary = service.sessions.require(sid).session.get(inserted.message["info"]["id"])
+    batch = batch_from_messages(params["messages"])
+    batch.tasks, batch.actors = params.get("tasks") or [], params.get("actors") or []
+    session.apply(batch)
+    writer = engine.writer_watermark(session)
+    assert writer is not None
+    session.watermark = writer.id  # what a writer's success stores
+    memory, config = MemoryRoot(str(memory_root)), RebuildConfig()
+    computed = engine.compute(session, memory, config, model=model, now_ms=NOW_MS)
+    before = engine.build(session, memory, config, now_ms=NOW_MS).request
+    assert engine.insert_gate(session, memory, config, MAIN_AGENT) is None
+    inserted = engine.insert(
+        session, memory, config, watermark=writer.id, reason="auto", now_ms=NOW_MS, minter=IdMinter()
+    )
+    assert inserted.message is not None and inserted.render is not None
+    after = engine.build(session, memory, config, now_ms=NOW_MS).request
+    boundary = session.get(inserted.message["info"]["id"])
     assert boundary is not None
     return {
-        "watermark": started.watermark,
+        "watermark": writer.id,
         "computed": computed,
         "before": before,
         "inserted": inserted,
@@ -153,7 +157,7 @@ def test_json_on_the_sample_is_the_cores_own_numbers(
     data = inspect_json(capsys, str(SAMPLE), "--memory-root", str(root))
     m = params.pop("model")
     model = engine.ModelLimits(m["contextWindow"], 0, m["maxOutputTokens"], m["providerId"], m["modelId"])
-    assert_matches_the_core(data, service_run(params, model, root))
+    assert_matches_the_core(data, core_run(params, model, root))
     assert data["source"]["format"] == "session-open"
     assert data["model"]["source"] == "file" and data["model"]["contextWindow"] == m["contextWindow"]
     assert data["memory"] == {"root": str(root), "temporary": False, "checkpoint": "present"}
@@ -246,12 +250,10 @@ def test_json_on_a_real_transcript_is_the_cores_own_numbers(
     assert data["source"]["format"] == FORMAT_OF_FOLDER[path.parent.name]
     model = engine.model_from_history(_main_view_of(params)) or engine.ModelLimits(DEFAULT_WINDOW)
     assert data["model"]["contextWindow"] == model.context_window
-    assert_matches_the_core(data, service_run(params, model, root))
+    assert_matches_the_core(data, core_run(params, model, root))
 
 
 def _main_view_of(params: dict[str, Any]) -> list[Any]:
-    from mimo_sidecar.core.session import Session, batch_from_messages
-
     session = Session(params["sessionId"])
     session.apply(batch_from_messages(params["messages"]))
     return list(session.context_view("main"))
