@@ -26,6 +26,7 @@ BAR_MIN, BAR_MAX = 10, 60  # bar widths follow the terminal's width within these
 METER_OTHERS, REQUEST_OTHERS, SECTION_OTHERS = 24, 38, 64
 GOOD, BAD, NOTE = "green", "red", "yellow"
 FILL, FILL_HIGH, FILL_CUT, BACK = "cyan", "yellow", "red", "grey23"
+WARNINGS_SHOWN = 6  # more are counted; --json lists them all
 HIGH_SHARE = 0.75  # a section past this share of its cap is drawn in FILL_HIGH
 TOKENS_PER_CHAR = 4  # est(): one token per 4 UTF-16 units (behavior.md#est), for the character cap
 
@@ -230,9 +231,10 @@ def _request(ins: Inspection, bar: int) -> RenderableType:
             span(ins.boundary_tokens, after.estimated_tokens),
         )
     legend = Text(
-        "Up to W: what the checkpoint covers, replaced by the boundary. The kept tail: the messages "
-        "after W that are still sent (user messages; assistant steps the boundary's activity digest "
-        "summarises are left out).",
+        "Up to W: what the checkpoint covers, replaced by the boundary. Kept tail: the messages after "
+        "W that are still sent (the assistant steps the boundary's activity digest summarises are "
+        "left out). Estimated tokens are the sidecar's estimate of the stored messages (characters / "
+        "4); the provider's count above also holds the system prompt and the tool definitions.",
         style="dim",
     )
     return Group(table, legend, _outcome(ins))
@@ -333,7 +335,15 @@ def _state(s: SectionReport) -> Text:
 def _warnings(ins: Inspection) -> RenderableType:
     if not ins.warnings:
         return Text("none", style="dim")
-    return Group(*(Text.assemble(("• ", NOTE), w) for w in ins.warnings))
+    bullets = Table.grid(padding=(0, 1))
+    bullets.add_column(style=NOTE)
+    bullets.add_column(overflow="fold")
+    for warning in ins.warnings[:WARNINGS_SHOWN]:
+        bullets.add_row("•", Text(warning))
+    more = len(ins.warnings) - WARNINGS_SHOWN
+    if more > 0:
+        bullets.add_row("", Text(f"… and {_count(more, 'more warning')} (--json lists them all)", style="dim"))
+    return bullets
 
 
 def _grid() -> Table:

@@ -3,6 +3,7 @@ numbers of the inspection they draw; and every bad input is one line on stderr w
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -16,7 +17,7 @@ from rich.console import Console
 
 from mimo_sidecar import inspect_command
 from mimo_sidecar.inspection import run as inspection_run
-from mimo_sidecar.inspection.picture import SECTION_LABELS, render_picture
+from mimo_sidecar.inspection.picture import SECTION_LABELS, WARNINGS_SHOWN, render_picture
 from mimo_sidecar.inspection.run import Inspection, inspect_source
 from mimo_sidecar.inspection.source import read_source
 
@@ -184,3 +185,11 @@ def test_the_installed_command_routes_inspect(tmp_path: Path) -> None:
 def _write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_many_warnings_are_counted_not_all_shown(sample: Inspection) -> None:
+    noisy = dataclasses.replace(sample, warnings=[f"warning number {i}" for i in range(10)])
+    text = picture(noisy, 100, no_color=True)
+    shown = [i for i in range(10) if f"warning number {i}" in text]
+    assert shown == list(range(WARNINGS_SHOWN))
+    line_with(text, f"… and {10 - WARNINGS_SHOWN} more warnings (--json lists them all)")
