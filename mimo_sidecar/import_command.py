@@ -12,9 +12,9 @@ from pathlib import Path
 
 import orjson
 
-from .command_output import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, write_stdout
-from .command_output import fail as _fail_as
 from .importers import FORMATS, ImportResult, TranscriptError, import_transcript
+from .oneshot import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, add_source_arguments, write_stdout
+from .oneshot import fail as _fail_as
 
 PROG = "mimo-sidecar import"
 
@@ -25,19 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read an agent transcript and print the session/open params of the sidecar as JSON. "
         "The import report (what was kept, left out, adjusted) goes to stderr.",
     )
-    parser.add_argument(
-        "file", metavar="FILE", help="transcript file (or OpenCode storage / Cline task directory)"
-    )
-    parser.add_argument(
-        "--format", choices=FORMATS, help="source format (default: detected from the content)"
-    )
+    add_source_arguments(parser, FORMATS, "transcript file (or OpenCode storage / Cline task directory)")
     parser.add_argument("--output", "-o", metavar="OUT", help="write the JSON here instead of stdout")
-    parser.add_argument("--session", metavar="ID", help="the session to import when the source holds several")
-    parser.add_argument(
-        "--skip-bad-lines",
-        action="store_true",
-        help="skip (and count) unreadable JSONL lines or storage files instead of stopping at the first",
-    )
     parser.add_argument("--pretty", action="store_true", help="indent the JSON")
     parser.add_argument("--quiet", "-q", action="store_true", help="do not print the report")
     return parser

@@ -13,10 +13,18 @@ import argparse
 
 import orjson
 
-from .command_output import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, fail, release_stdout, write_stdout
 from .importers import FORMATS, TranscriptError
 from .inspection.run import DEFAULT_WINDOW, InspectError, Inspection, inspect_source
 from .inspection.source import SESSION_OPEN, read_source
+from .oneshot import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    add_source_arguments,
+    fail,
+    release_stdout,
+    write_stdout,
+)
 
 PROG = "mimo-sidecar inspect"
 
@@ -28,21 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
         "against the trigger line, the watermark, the boundary section by section and the request "
         "before and after. Runs the sidecar's core offline; changes nothing on disk.",
     )
-    parser.add_argument(
-        "file",
-        metavar="FILE",
-        help="a Claude Code, Codex, OpenCode or Cline transcript, or a session/open params JSON file",
-    )
-    parser.add_argument(
-        "--format",
-        choices=(*FORMATS, SESSION_OPEN),
-        help="the file's format (default: detected from the content)",
-    )
-    parser.add_argument("--session", metavar="ID", help="the session to read when the source holds several")
-    parser.add_argument(
-        "--skip-bad-lines",
-        action="store_true",
-        help="skip (and count) unreadable JSONL lines instead of stopping at the first",
+    add_source_arguments(
+        parser,
+        (*FORMATS, SESSION_OPEN),
+        "a Claude Code, Codex, OpenCode or Cline transcript, or a session/open params JSON file",
     )
     parser.add_argument(
         "--memory-root",

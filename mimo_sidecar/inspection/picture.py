@@ -342,7 +342,8 @@ def _warnings(ins: Inspection) -> RenderableType:
         bullets.add_row("•", Text(warning))
     more = len(ins.warnings) - WARNINGS_SHOWN
     if more > 0:
-        bullets.add_row("", Text(f"… and {_count(more, 'more warning')} (--json lists them all)", style="dim"))
+        rest = f"… and {_count(more, 'more warning')} (--json lists them all)"
+        bullets.add_row("", Text(rest, style="dim"))
     return bullets
 
 
