@@ -21,7 +21,8 @@ from ..core.render import SectionReport
 from .run import Inspection
 from .source import SESSION_OPEN
 
-BAR_MIN, BAR_MAX = 10, 60  # bar widths follow the terminal's width within these bounds
+BAR_MIN = 10  # bars follow the terminal's width, from this many cells ...
+METER_MAX, REQUEST_MAX, SECTION_MAX = 50, 60, 30  # ... to these
 # What each block's columns other than its bar take (labels, numbers, padding, a short note).
 METER_OTHERS, REQUEST_OTHERS, SECTION_OTHERS = 24, 38, 64
 GOOD, BAD, NOTE = "green", "red", "yellow"
@@ -64,17 +65,20 @@ UNIT_LABELS = {"chars": "chars", "lines": "lines"}
 
 
 def render_picture(ins: Inspection, console: Console, *, show_text: bool = False) -> None:
-    def bar(others: int) -> int:
-        return max(BAR_MIN, min(BAR_MAX, console.width - others))
+    def bar(others: int, most: int) -> int:
+        return max(BAR_MIN, min(most, console.width - others))
 
     console.print(_header(ins))
     for title, body in (
-        ("Where the session stands", _standing(ins, bar(METER_OTHERS))),
+        ("Where the session stands", _standing(ins, bar(METER_OTHERS, METER_MAX))),
         ("Checkpoint watermark", _watermark(ins)),
-        ("The request to the model, before and after the rebuild", _request(ins, bar(REQUEST_OTHERS))),
+        (
+            "The request to the model, before and after the rebuild",
+            _request(ins, bar(REQUEST_OTHERS, REQUEST_MAX)),
+        ),
         (
             "The boundary, section by section (estimated tokens against each cap)",
-            _sections(ins, bar(SECTION_OTHERS)),
+            _sections(ins, bar(SECTION_OTHERS, SECTION_MAX)),
         ),
         ("Warnings", _warnings(ins)),
     ):
@@ -285,8 +289,8 @@ def _sections(ins: Inspection, bar: int) -> RenderableType:
             Text("kept tail", style="bold"),
             Bar(max(window, 1), 0, min(kept, window), width=bar, color=FILL, bgcolor=BACK),
             f"{kept:,}",
-            Text(f"{window:,}", style="dim"),
-            Text(f"{_count(ins.after.messages - 1, 'message')}; cap: the window", style="dim"),
+            "window",
+            Text(_count(ins.after.messages - 1, "message"), style="dim"),
         )
     return table
 
