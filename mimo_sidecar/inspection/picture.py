@@ -61,7 +61,6 @@ SECTION_LABELS = {
     "memory_keys": "Memory keys",
     "activity": "Recent activity",
 }
-UNIT_LABELS = {"chars": "chars", "lines": "lines"}
 
 
 def render_picture(ins: Inspection, console: Console, *, show_text: bool = False) -> None:
@@ -318,7 +317,7 @@ def _cap(s: SectionReport) -> str:
         return "-"
     if s.unit == "tokens":
         return f"{s.cap:,}"
-    return f"{s.cap:,} {UNIT_LABELS.get(s.unit, s.unit)}"
+    return f"{s.cap:,} {s.unit}"
 
 
 def _count(n: int, noun: str) -> str:
