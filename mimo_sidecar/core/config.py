@@ -43,3 +43,6 @@ class RebuildConfig:
     writer_wait_without_watermark_ms: int = DEFAULT_WRITER_WAIT_WITHOUT_WATERMARK_MS
     memory_disable_write: bool = False
     checkpoint_disabled: bool = False
+    # Refuse (`no-gain`) a rebuild whose boundary plus the remaining view would not be smaller than
+    # the request it replaces (`checkpoint.inflation_guard`).
+    inflation_guard: bool = True

@@ -72,6 +72,13 @@ WATERMARK_UNAVAILABLE = ErrorSpec(
     1007, "WatermarkUnavailable", "checkpoint/writerStarted without a watermark, and none can be computed."
 )
 
+BOUNDARY_ID_REQUIRED = ErrorSpec(
+    1010,
+    "BoundaryIdRequired",
+    "rebuild/insert without boundaryMessageId for a session whose declared-ascending IDs the "
+    "sidecar cannot mint (neither MiMo v2 nor legacy v1); nothing was changed.",
+)
+
 ERRORS: tuple[ErrorSpec, ...] = (
     PARSE_ERROR,
     INVALID_REQUEST,
@@ -87,6 +94,7 @@ ERRORS: tuple[ErrorSpec, ...] = (
     INVALID_SESSION_DATA,
     WRITER_STATE,
     WATERMARK_UNAVAILABLE,
+    BOUNDARY_ID_REQUIRED,
 )
 
 # Every domain error code and its wire error. Total: tests/unit/test_error_map.py fails when a code
@@ -99,6 +107,7 @@ DOMAIN_ERRORS: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.INVALID_SESSION_DATA: INVALID_SESSION_DATA,
     ErrorCode.WRITER_STATE: WRITER_STATE,
     ErrorCode.WATERMARK_UNAVAILABLE: WATERMARK_UNAVAILABLE,
+    ErrorCode.BOUNDARY_ID_REQUIRED: BOUNDARY_ID_REQUIRED,
 }
 
 INTERNAL_MESSAGE = "internal error in the sidecar (details are in its log)"

@@ -76,6 +76,11 @@ class CheckpointConfig(_Section):
     )
     disabled: bool = Field(False, description="Sidecar equivalent of MIMOCODE_DISABLE_CHECKPOINT.")
     writer_wait_ms: WriterWaitConfig = WriterWaitConfig.model_validate({})
+    inflation_guard: bool = Field(
+        True,
+        description="Refuse (outcome no-gain) a rebuild whose boundary plus the remaining view would not "
+        "be smaller than the request it replaces. false: rebuild anyway.",
+    )
 
 
 ContextValue = int | float | str
@@ -167,6 +172,7 @@ def to_rebuild_config(cfg: SidecarConfig) -> RebuildConfig:
         writer_wait_without_watermark_ms=ck.writer_wait_ms.without_watermark,
         memory_disable_write=cfg.memory.disable_write,
         checkpoint_disabled=ck.disabled,
+        inflation_guard=ck.inflation_guard,
     )
 
 
