@@ -9,6 +9,8 @@ words) is passed as `Text`, never as markup, so brackets in it print as they are
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich import box
 from rich.bar import Bar
 from rich.console import Console, Group, RenderableType
@@ -17,6 +19,7 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
+from ..core.fidelity import TasksFidelity, ToolErrorFidelity
 from ..core.render import SectionReport
 from .run import Inspection
 from .source import SESSION_OPEN
@@ -79,6 +82,7 @@ def render_picture(ins: Inspection, console: Console, *, show_text: bool = False
             "The boundary, section by section (estimated tokens against each cap)",
             _sections(ins, bar(SECTION_OTHERS, SECTION_MAX)),
         ),
+        ("What the boundary keeps of the live conversation (fidelity report)", _fidelity(ins)),
         ("Warnings", _warnings(ins)),
     ):
         console.print()
@@ -97,7 +101,10 @@ def _header(ins: Inspection) -> RenderableType:
     kind = "session/open params" if s.format == SESSION_OPEN else f"{s.format} transcript"
     slices = ", ".join(f"{agent} {n:,}" for agent, n in s.slices.items())
     line = Text.assemble(
-        (kind, "bold"), " · session ", (s.session_id, "bold"), f" · {s.messages:,} messages ({slices})"
+        (kind, "bold"),
+        " · session ",
+        (s.session_id, "bold"),
+        f" · {_count(s.messages, 'message')}" + (f" ({slices})" if slices else ""),
     )
     lines = [Text.assemble(("mimo-sidecar inspect ", "bold"), Text(s.path)), line]
     if s.not_imported or s.adjusted:
@@ -266,9 +273,11 @@ def _outcome(ins: Inspection) -> Text:
 
 # -- the sections --------------------------------------------------------------------------------
 def _sections(ins: Inspection, bar: int) -> RenderableType:
-    render = ins.insertion.render if ins.insertion is not None else None
+    render = ins.rendered
     if render is None:
-        return Text("no boundary was rendered")
+        return Text("no boundary was rendered", style="dim")
+    if not render.text:
+        return Text(f"the rebuild text rendered empty: {render.empty_reason}", style=BAD)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     table.add_column("section", no_wrap=True)
     table.add_column("", width=bar, no_wrap=True)
@@ -291,6 +300,9 @@ def _sections(ins: Inspection, bar: int) -> RenderableType:
             "window",
             Text(_count(ins.after.messages - 1, "message"), style="dim"),
         )
+    if ins.insertion is None or ins.insertion.render is None:
+        dry = f"From the dry run of rebuild/compute: the insert itself stopped at {ins.outcome}."
+        return Group(table, Text(dry, style="dim"))
     return table
 
 
@@ -332,6 +344,71 @@ def _state(s: SectionReport) -> Text:
     if not s.present:
         return Text(s.reason or "absent", style="dim")
     return Text(s.reason or "in full", style="dim")
+
+
+# -- fidelity -------------------------------------------------------------------------------------
+KEPT, LOST, PARTLY, NOTHING = ("✓", GOOD), ("✗", BAD), ("!", NOTE), ("–", "dim")
+ASK_STATES = {
+    "verbatim": (KEPT, "verbatim in Recent user input"),
+    "truncated": (PARTLY, "in Recent user input, its middle elided"),
+    "missing": (LOST, "missing from the boundary"),
+    "none": (NOTHING, "the session holds no user ask"),
+}
+
+
+def _fidelity(ins: Inspection) -> RenderableType:
+    f = ins.fidelity
+    if f is None:
+        return Text("nothing was rendered, so nothing to report", style="dim")
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    ask = f.newest_user_ask
+    mark, said = ASK_STATES[ask.status]
+    detail = said + (f": {ask.reason}" if ask.reason and not ask.appended else "")
+    if ask.appended:
+        detail += f"; D13 appended it: {ask.reason}"
+    grid.add_row(Text(*mark), "Newest user ask", detail)
+    if ins.newest_user_ask_text:
+        words = " ".join(ins.newest_user_ask_text.split())
+        grid.add_row("", "", Text(f"“{words}”", style="dim", no_wrap=True, overflow="ellipsis"))
+    grid.add_row(*_tasks_row(f.tasks))
+    grid.add_row(*_error_row(f.newest_tool_error))
+    grid.add_row(*_cut_row(f.cut_sections, f.shed_sections))
+    return grid
+
+
+def _tasks_row(t: TasksFidelity) -> tuple[Text, str, str]:
+    if not t.open_held:
+        return Text(*NOTHING), "Open tasks", "none held"
+    listed = f"{t.open_listed} of {t.open_held} listed in the Tasks ledger"
+    if not t.unlisted:
+        return Text(*KEPT), "Open tasks", listed
+    missing = "; ".join(f"{u.task_id}: {u.reason}" for u in t.unlisted)
+    return Text(*LOST), "Open tasks", f"{listed}; not listed: {missing}"
+
+
+def _error_row(e: ToolErrorFidelity | None) -> tuple[Text, str, str]:
+    label = "Newest tool error"
+    if e is None:
+        return Text(*NOTHING), label, "no tool call after W ended in an error"
+    call = f"{e.tool} (call {e.call_id})"
+    if e.in_digest:
+        return Text(*KEPT), label, f"{call}: its error line is in Recent activity"
+    return Text(*PARTLY), label, f"{call}: not in Recent activity, {e.reason}"
+
+
+def _cut_row(cut: Sequence[str], shed: Sequence[str]) -> tuple[Text, str, str]:
+    label = "Sections cut"
+    if not cut and not shed:
+        return Text(*KEPT), label, "none: every section fits its cap"
+    parts = []
+    if cut:
+        parts.append("cut to their caps: " + ", ".join(SECTION_LABELS.get(k, k) for k in cut))
+    if shed:
+        parts.append("shed by the total cap: " + ", ".join(SECTION_LABELS.get(k, k) for k in shed))
+    return Text(*PARTLY), label, "; ".join(parts)
 
 
 # -- warnings ------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from pydantic.alias_generators import to_camel
 
 from ..core.render import RenderResult
 from ..core.watermark import WatermarkResult
+from ..wire import rebuild as wire
+from ..wire.common import Result
 from .run import Inspection, RequestSide
 
 SCHEMA_VERSION = 1
@@ -31,7 +33,10 @@ def inspection_json(ins: Inspection, *, include_text: bool = False) -> Json:
             "temporary": ins.memory.temporary,
             "checkpoint": ins.memory.checkpoint,
         },
-        "preview": {"outcome": ins.computed.preview_outcome},
+        "preview": {
+            "outcome": ins.computed.preview_outcome,
+            "report": None if ins.computed.preview is None else _render_report(ins.computed.preview, False),
+        },
         "rebuild": _rebuild(ins, include_text),
         "request": {
             "before": {
@@ -46,8 +51,9 @@ def inspection_json(ins: Inspection, *, include_text: bool = False) -> Json:
                 "boundaryTokens": ins.boundary_tokens,
                 "keptTokens": ins.after.estimated_tokens - ins.boundary_tokens,
             },
+            "sizes": None if ins.sizes is None else _wire(wire.RequestSizes.of(ins.sizes)),
         },
-        "newestUserAsk": ins.newest_user_ask,
+        "fidelity": None if ins.fidelity is None else _wire(wire.FidelityReport.of(ins.fidelity)),
         "warnings": list(ins.warnings),
     }
 
@@ -150,3 +156,9 @@ def _side(side: RequestSide) -> Json:
         "collapsedMessages": side.collapsed,
         "estimatedTokens": side.estimated_tokens,
     }
+
+
+def _wire(model: Result) -> Json:
+    """A protocol object as the protocol serialises it (camelCase, every key present)."""
+    data: Json = model.model_dump(mode="json", by_alias=True)
+    return data

@@ -34,13 +34,16 @@ from ..core.checkpoint_template import CHECKPOINT_TEMPLATE
 from ..core.config import RebuildConfig
 from ..core.engine import BuildResult, ComputeResult, InsertResult, ModelLimits
 from ..core.errors import DomainError
+from ..core.fidelity import FidelityReport
 from ..core.memory_files import MemoryRoot, UnsafeName
 from ..core.message import Message
 from ..core.outcomes import Inserted
+from ..core.recent_user import raw_user_text
+from ..core.render import RenderResult
+from ..core.request_size import RequestSizes
 from ..core.session import Session
 from ..core.watermark import WatermarkResult
 from ..core.words import MAIN_AGENT, InsertReason
-from ..importers import newest_user_ask
 from ..service import InsertRequest, OpenRequest, SidecarService
 from ..service.service import now_ms as wall_clock_ms
 from .source import InspectSource
@@ -49,6 +52,7 @@ from .source import InspectSource
 # Claude models most coding agents run on (a Codex rollout records its own).
 DEFAULT_WINDOW = 200_000
 INSERT_REASON: InsertReason = "auto"  # the rebuild the trigger starts (over the view, not the whole slice)
+EMPTY_MAIN_SLICE = "the file holds no message of the main agent: there is nothing to rebuild"
 
 ModelSource = Literal["option", "file", "history", "default"]
 WatermarkSource = Literal["option", "file", "writer", "none"]
@@ -104,8 +108,10 @@ class Inspection:
     inserted: Inserted  # the answer of rebuild/insert
     after: RequestSide | None  # None unless the rebuild happened
     boundary_tokens: int  # the boundary message's estimate (0 without one)
-    newest_user_ask: str | None  # message ID of the newest genuine user ask (main slice)
-    newest_user_ask_text: str
+    # What the rendered boundary keeps (behavior.md#d13): the insertion's, else the dry run's.
+    fidelity: FidelityReport | None
+    sizes: RequestSizes | None  # what the inflation guard compared (behavior.md#inflation-guard)
+    newest_user_ask_text: str  # the text of the fidelity report's newest user ask
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -121,6 +127,12 @@ class Inspection:
     def insertion(self) -> InsertResult | None:
         """The engine's insertion (render, boundary, marks), when the gates let it run."""
         return self.inserted.result
+
+    @property
+    def rendered(self) -> RenderResult | None:
+        """The insertion's render, else the dry run's (the gates stopped the insert before it)."""
+        res = self.inserted.result
+        return res.render if res is not None and res.render is not None else self.computed.preview
 
 
 def inspect_source(
@@ -148,7 +160,8 @@ def inspect_source(
             after = service.build(sid).result if inserted.outcome == "rebuilt" else None
         except DomainError as exc:
             raise InspectError(f"{source.path}: {exc}") from None
-    ask = newest_user_ask(source.params)
+    res = inserted.result
+    fidelity = res.fidelity if res is not None and res.fidelity is not None else computed.fidelity
     return Inspection(
         source=source,
         main_view=len(view),
@@ -160,10 +173,11 @@ def inspect_source(
         covered_tokens=covered,
         inserted=inserted,
         after=request_side(after) if after is not None else None,
-        boundary_tokens=_boundary_tokens(session, inserted.result),
-        newest_user_ask=ask[0] if ask else None,
-        newest_user_ask_text=ask[1] if ask else "",
-        warnings=_warnings(source, computed, before, inserted.result, after),
+        boundary_tokens=_boundary_tokens(session, res),
+        fidelity=fidelity,
+        sizes=res.sizes if res is not None and res.sizes is not None else computed.sizes,
+        newest_user_ask_text=_ask_text(session, fidelity),
+        warnings=_warnings(source, computed, before, res, after),
     )
 
 
@@ -279,6 +293,12 @@ def _tokens_up_to(view: Sequence[Message], built: BuildResult, w: int | None) ->
     return sum(m.tokens for m in view[: w + 1] if m.id in sent)
 
 
+def _ask_text(session: Session, fidelity: FidelityReport | None) -> str:
+    ask_id = fidelity.newest_user_ask.message_id if fidelity is not None else None
+    ask = session.get(ask_id) if ask_id is not None else None
+    return raw_user_text(ask) if ask is not None else ""
+
+
 def _boundary_tokens(session: Session, inserted: InsertResult | None) -> int:
     if inserted is None or inserted.message is None:
         return 0
@@ -295,6 +315,8 @@ def _warnings(
 ) -> list[str]:
     """Every warning of the run, once each, in the order the steps ran."""
     found = [*source.notes, *computed.trigger.warnings, *before.request.warnings]
+    if not source.slices.get(MAIN_AGENT):
+        found.insert(0, EMPTY_MAIN_SLICE)
     if inserted is not None:
         found += inserted.warnings
     if after is not None:

@@ -142,6 +142,40 @@ def assert_matches_the_core(data: dict[str, Any], ref: dict[str, Any]) -> None:
         ref["after"].estimated_tokens,
     )
     assert after["boundaryTokens"] == ref["boundary_tokens"]
+    assert data["request"]["sizes"] == {
+        "beforeTokens": inserted.sizes.before,
+        "afterTokens": inserted.sizes.after,
+    }
+    assert inserted.sizes.after < inserted.sizes.before  # the inflation guard let it through
+    f = inserted.fidelity
+    ask, tasks, error = f.newest_user_ask, f.tasks, f.newest_tool_error
+    assert data["fidelity"] == {
+        "newestUserAsk": {
+            "status": ask.status,
+            "messageId": ask.message_id,
+            "appended": ask.appended,
+            "reason": ask.reason,
+        },
+        "tasks": {
+            "openHeld": tasks.open_held,
+            "openListed": tasks.open_listed,
+            "unlisted": [{"taskId": u.task_id, "reason": u.reason} for u in tasks.unlisted],
+        },
+        "newestToolError": None
+        if error is None
+        else {
+            "messageId": error.message_id,
+            "callId": error.call_id,
+            "tool": error.tool,
+            "inDigest": error.in_digest,
+            "reason": error.reason,
+        },
+        "cutSections": list(f.cut_sections),
+        "shedSections": list(f.shed_sections),
+    }
+    assert ask.status != "missing"  # D13: the newest user ask is never missing
+    preview = [(s["key"], s["tokens"]) for s in data["preview"]["report"]["sections"]]
+    assert preview == [(s.key, s.tokens) for s in computed.preview.sections]
     # The two splits add up to the totals they split.
     assert before["upToWatermarkTokens"] + before["afterWatermarkTokens"] == before["estimatedTokens"]
     assert after["boundaryTokens"] + after["keptTokens"] == after["estimatedTokens"]
@@ -179,7 +213,7 @@ def test_json_keys_come_in_the_documented_order(capsys: pytest.CaptureFixture[st
     data = inspect_json(capsys, str(SAMPLE))
     assert list(data) == [
         "inspect", "source", "model", "trigger", "watermark", "memory", "preview", "rebuild",
-        "request", "newestUserAsk", "warnings",
+        "request", "fidelity", "warnings",
     ]  # fmt: skip
     documented = (REPO / "docs" / "inspect.md").read_text(encoding="utf-8")
     for key in data:
@@ -227,6 +261,9 @@ def test_a_memory_root_without_checkpoint_answers_no_checkpoint(
     assert data["memory"]["checkpoint"] == "missing"
     assert data["preview"]["outcome"] == data["rebuild"]["outcome"] == "no-checkpoint"
     assert data["request"]["after"] is None and data["rebuild"]["report"] is None
+    dry_checkpoint = next(s for s in data["preview"]["report"]["sections"] if s["key"] == "checkpoint")
+    assert dry_checkpoint["reason"] == "file missing"
+    assert data["fidelity"]["newestUserAsk"]["status"] == "verbatim"  # the dry run's report
     assert list(tmp_path.iterdir()) == []  # nothing written there
 
 

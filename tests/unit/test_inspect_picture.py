@@ -16,6 +16,14 @@ import pytest
 from rich.console import Console
 
 from mimo_sidecar import inspect_command
+from mimo_sidecar.core import texts
+from mimo_sidecar.core.fidelity import (
+    FidelityReport,
+    TasksFidelity,
+    ToolErrorFidelity,
+    UnlistedTask,
+    UserAskFidelity,
+)
 from mimo_sidecar.inspection import run as inspection_run
 from mimo_sidecar.inspection.picture import SECTION_LABELS, WARNINGS_SHOWN, render_picture
 from mimo_sidecar.inspection.run import Inspection, inspect_source
@@ -43,9 +51,10 @@ def picture(ins: Inspection, width: int, **console: bool) -> str:
     return out.export_text()
 
 
-def line_with(text: str, *pieces: str) -> str:
-    """The one line holding `pieces` in this order, separated by anything."""
-    pattern = re.compile(".*".join(re.escape(p) for p in pieces))
+def line_with(text: str, *pieces: str, start: bool = False) -> str:
+    """The one line holding `pieces` in this order, separated by anything (`start`: the first piece
+    begins the line, after the one-cell indent)."""
+    pattern = re.compile(("^ " if start else "") + ".*".join(re.escape(p) for p in pieces))
     found = [line for line in text.splitlines() if pattern.search(line)]
     assert len(found) == 1, (pieces, found)
     return found[0]
@@ -71,12 +80,21 @@ def test_the_key_lines_carry_the_inspections_numbers(sample: Inspection) -> None
     assert sample.insertion is not None and sample.insertion.render is not None
     for s in sample.insertion.render.sections:
         cap = f"{s.cap:,}" + ("" if s.unit == "tokens" else f" {s.unit}")
-        line_with(text, f" {SECTION_LABELS[s.key]} ", f" {s.tokens:,} ", cap, s.reason or "in full")
+        line_with(
+            text, f"{SECTION_LABELS[s.key]} ", f" {s.tokens:,} ", cap, s.reason or "in full", start=True
+        )
     line_with(text, "rebuild text", f"{sample.insertion.render.total_tokens:,}")
     line_with(text, "Outcome rebuilt")
     flat = " ".join(text.split())  # the outcome sentence wraps
     assert f"from {before.messages:,} messages to {after.messages:,} messages" in flat
     assert f"{len(sample.insertion.compacted)} old tool results cleared" in flat
+    f = sample.fidelity
+    assert f is not None and f.newest_user_ask.status == "verbatim"
+    line_with(text, "✓", "Newest user ask", "verbatim in Recent user input")
+    line_with(text, "“" + " ".join(sample.newest_user_ask_text.split())[:30])
+    line_with(text, "Open tasks", f"{f.tasks.open_listed} of {f.tasks.open_held} listed")
+    line_with(text, "Newest tool error")
+    line_with(text, "Sections cut", "none" if not f.cut_sections else SECTION_LABELS[f.cut_sections[0]])
     assert text.rstrip().endswith("none")  # no warnings
     assert max(len(line) for line in text.splitlines()) <= 100
 
@@ -88,7 +106,7 @@ def test_the_picture_fits_the_width_and_keeps_its_blocks(sample: Inspection, wid
     for title in ("Where the session stands", "Checkpoint watermark", "before and after", "Warnings"):
         assert title in text
     for label in SECTION_LABELS.values():
-        line_with(text, f" {label} ")
+        line_with(text, f"{label} ", start=True)
 
 
 def test_colour_only_on_a_terminal(sample: Inspection) -> None:
@@ -193,3 +211,35 @@ def test_many_warnings_are_counted_not_all_shown(sample: Inspection) -> None:
     shown = [i for i in range(10) if f"warning number {i}" in text]
     assert shown == list(range(WARNINGS_SHOWN))
     line_with(text, f"… and {10 - WARNINGS_SHOWN} more warnings (--json lists them all)")
+
+
+def test_each_fidelity_state_is_drawn(sample: Inspection) -> None:
+    report = FidelityReport(
+        UserAskFidelity("missing", "m9", False, texts.ASK_SECTION_CAP_TOO_SMALL),
+        TasksFidelity(3, 2, (UnlistedTask("T7", texts.TASK_CUT_BY_CAP),)),
+        ToolErrorFidelity("m8", "call_1", "bash", False, texts.ERROR_LINE_CAP),
+        ("checkpoint",),
+        ("notes",),
+    )
+    text = picture(dataclasses.replace(sample, fidelity=report), 120, no_color=True)
+    line_with(text, "✗", "Newest user ask", "missing from the boundary: " + texts.ASK_SECTION_CAP_TOO_SMALL)
+    line_with(text, "✗", "Open tasks", "2 of 3 listed", "not listed: T7: " + texts.TASK_CUT_BY_CAP)
+    line_with(
+        text, "!", "Newest tool error", "bash (call call_1): not in Recent activity", texts.ERROR_LINE_CAP
+    )
+    line_with(
+        text, "!", "Sections cut", "cut to their caps: Checkpoint; shed by the total cap: Session notes"
+    )
+    appended = dataclasses.replace(report, newest_user_ask=UserAskFidelity("truncated", "m9", True, "why"))
+    text = picture(dataclasses.replace(sample, fidelity=appended), 120, no_color=True)
+    line_with(text, "!", "Newest user ask", "its middle elided", "D13 appended it: why")
+
+
+def test_a_refused_rebuild_shows_the_dry_runs_sections(tmp_path: Path) -> None:
+    ins = inspect_source(read_source(SAMPLE), memory_root=str(tmp_path))
+    assert ins.outcome == "no-checkpoint" and ins.after is None
+    text = picture(ins, 100, no_color=True)
+    line_with(text, "Outcome no-checkpoint", "the session has no checkpoint.md under the memory root")
+    line_with(text, "Checkpoint ", "file missing", start=True)
+    line_with(text, "From the dry run of rebuild/compute: the insert itself stopped at no-checkpoint.")
+    assert " after  " not in text and "kept tail" not in text
