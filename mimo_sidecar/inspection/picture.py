@@ -222,7 +222,9 @@ def _request(ins: Inspection, bar: int) -> RenderableType:
     table.add_column("", width=bar, no_wrap=True)
     covered = ins.covered_tokens
 
-    def span(begin: int, end: int) -> Bar:
+    def span(begin: int, end: int) -> RenderableType:
+        if int(bar * 8 * end / scale) == int(bar * 8 * begin / scale):
+            return ""  # under an eighth of a cell: rich would still draw a block
         return Bar(scale, begin, end, width=bar, color=FILL, bgcolor=BACK)
 
     table.add_row(Text("before", style="bold"), f"{before.messages:,}", f"{before.estimated_tokens:,}", "")
@@ -261,7 +263,7 @@ def _outcome(ins: Inspection) -> Text:
         share = saved / ins.before.estimated_tokens if ins.before.estimated_tokens else 0.0
         cleared = len(ins.insertion.compacted)
         text.append(
-            f"; the request shrinks by {saved:,} tokens ({share:.0%}), "
+            f"; the request shrinks by {saved:,} tokens ({share:.{1 if share > 0.99 else 0}%}), "
             f"from {_count(ins.before.messages, 'message')} to {_count(ins.after.messages, 'message')}; "
             f"{_count(cleared, 'old tool result')} cleared"
         )
