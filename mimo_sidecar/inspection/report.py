@@ -85,18 +85,7 @@ def _model(ins: Inspection) -> Json:
 
 
 def _trigger(ins: Inspection) -> Json:
-    t = ins.computed.trigger
-    return {
-        "usable": t.usable,
-        "count": t.count,
-        "overflow": t.overflow,
-        "usageRecovered": t.usage_recovered,
-        "shouldRebuild": t.should_rebuild,
-        "hard": t.hard,
-        "budget": t.budget,
-        "usageSource": t.usage_source,
-        "warnings": list(t.warnings),
-    }
+    return _fields(ins.computed.trigger)
 
 
 def _watermark(ins: Inspection) -> Json:
@@ -136,7 +125,7 @@ def _rebuild(ins: Inspection, include_text: bool) -> Json:
 
 def _render_report(r: RenderResult, include_text: bool) -> Json:
     report: Json = {
-        "sections": [{to_camel(k): v for k, v in asdict(s).items()} for s in r.sections],
+        "sections": [_fields(s) for s in r.sections],
         "totalTokens": r.total_tokens,
         "totalCap": r.total_cap,
         "overCap": r.over_cap,
@@ -156,6 +145,11 @@ def _side(side: RequestSide) -> Json:
         "collapsedMessages": side.collapsed,
         "estimatedTokens": side.estimated_tokens,
     }
+
+
+def _fields(record: Any) -> Json:
+    """A core dataclass as a JSON object: its fields in their order, named in camelCase."""
+    return {to_camel(k): list(v) if isinstance(v, tuple) else v for k, v in asdict(record).items()}
 
 
 def _wire(model: Result) -> Json:
