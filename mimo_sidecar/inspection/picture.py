@@ -21,6 +21,7 @@ from rich.text import Text
 
 from ..core.fidelity import TasksFidelity, ToolErrorFidelity
 from ..core.render import SectionReport
+from ..core.words import MAIN_AGENT
 from .run import Inspection
 from .source import SESSION_OPEN
 
@@ -99,12 +100,13 @@ def render_picture(ins: Inspection, console: Console, *, show_text: bool = False
 def _header(ins: Inspection) -> RenderableType:
     s = ins.source
     kind = "session/open params" if s.format == SESSION_OPEN else f"{s.format} transcript"
-    slices = ", ".join(f"{agent} {n:,}" for agent, n in s.slices.items())
+    subagents = ", ".join(f"{agent} {n:,}" for agent, n in s.slices.items() if agent != MAIN_AGENT)
+    slices = f"main {s.slices.get(MAIN_AGENT, 0):,}" + (f"; sub-agents {subagents}" if subagents else "")
     line = Text.assemble(
         (kind, "bold"),
         " · session ",
         (s.session_id, "bold"),
-        f" · {_count(s.messages, 'message')}" + (f" ({slices})" if slices else ""),
+        f" · {_count(s.messages, 'message')} ({slices})",
     )
     lines = [Text.assemble(("mimo-sidecar inspect ", "bold"), Text(s.path)), line]
     if s.not_imported or s.adjusted:
@@ -179,7 +181,10 @@ def _watermark(ins: Inspection) -> RenderableType:
         if w.position is not None:
             after = ins.main_view - w.position - 1
             grid.add_row(
-                "", Text(f"message {w.position + 1:,} of {ins.main_view:,} in the view; {after:,} after it")
+                "",
+                Text(
+                    f"stored message {w.position + 1:,} of {ins.main_view:,} in the view; {after:,} after it"
+                ),
             )
         else:
             grid.add_row("", Text("behind the view's start (an earlier boundary)"))

@@ -70,7 +70,7 @@ def test_the_key_lines_carry_the_inspections_numbers(sample: Inspection) -> None
     line_with(text, "Verdict", "a rebuild is due" if t.should_rebuild else "not due")
     assert sample.watermark.message_id is not None and sample.watermark.position is not None
     line_with(text, "W ", sample.watermark.message_id)
-    line_with(text, f"message {sample.watermark.position + 1:,} of {sample.main_view:,} in the view")
+    line_with(text, f"stored message {sample.watermark.position + 1:,} of {sample.main_view:,} in the view")
     before, after = sample.before, sample.after
     assert after is not None
     line_with(text, "before", f"{before.messages:,}", f"{before.estimated_tokens:,}")
