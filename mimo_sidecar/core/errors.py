@@ -23,6 +23,8 @@ class ErrorCode(enum.Enum):
     INVALID_SESSION_DATA = "invalid-session-data"
     WRITER_STATE = "writer-state"
     WATERMARK_UNAVAILABLE = "watermark-unavailable"
+    INVALID_CHECKPOINT = "invalid-checkpoint"
+    MEMORY_WRITE_FAILED = "memory-write-failed"
 
 
 def dotted(path: FieldPath) -> str:
