@@ -235,8 +235,13 @@ NOTICES: dict[NoticeKind, str] = {
 }
 # Why an insert ended without inserting, for the outcomes that stop before rendering (§7.1).
 OUTCOME_DETAILS: dict[InsertOutcome, str] = {
-    "no-checkpoint": "the session has no checkpoint.md under the memory root",
-    "no-watermark": "no watermark is stored: a checkpoint writer must succeed first",
+    "no-checkpoint": (
+        "the session has no checkpoint.md under the memory root, and no checkpoint writer is in flight "
+        "to write one"
+    ),
+    "no-watermark": (
+        "no watermark is stored and no checkpoint writer is in flight: a checkpoint writer must succeed first"
+    ),
     "not-main-agent": "only the main agent rebuilds; sub-agents use compaction",
     "writer-failed": "the checkpoint writer did not succeed within the wait",
 }

@@ -32,7 +32,9 @@ When the file is over `budget` tokens, the oldest bullets of the list sections g
 (Discovered knowledge, Errors seen, Files touched, Constraints, Open questions, Live resources,
 Decisions, in that order); `- See ...` index lines are never dropped.
 
-A JavaScript port for the Node example must keep these rules and their order.
+The Node example's stand-in (`examples/node/standin_writer.mjs`) is a smaller port of these rules
+(topic, intent, work in flight, constraints, errors, files, since): it rewrites the template each
+time instead of updating the current file.
 """
 
 from __future__ import annotations
