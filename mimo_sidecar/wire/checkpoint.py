@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..core.words import RequestFormat
 from .common import MessageId, Params, SessionId
-from .rebuild import BuildResult, BuildTarget, CacheOptions
+from .rebuild import BuildResult, CacheParam, FormatParam, TargetParam
 from .session import WriterFinishedResult
 
 # ---------------------------------------------------------------------------------------------
@@ -23,15 +22,9 @@ class PrepareParams(Params):
         "of the main view); absent: the one `rebuild/compute` reports. With a writer in flight: absent, "
         "or that writer's watermark (error 1006 otherwise).",
     )
-    format: RequestFormat = Field(
-        "ai-sdk", description='The output format of `messages` and `prefix.request` (protocol.md "Formats").'
-    )
-    target: BuildTarget | None = Field(
-        None, description="The model the writer's request goes to (reasoning replay, media)."
-    )
-    cache: CacheOptions | None = Field(
-        None, description="Put up to 4 Anthropic `cache_control` breakpoints (`format: anthropic`)."
-    )
+    format: FormatParam = "ai-sdk"
+    target: TargetParam = None
+    cache: CacheParam = None
 
 
 class PrepareResult(BuildResult):

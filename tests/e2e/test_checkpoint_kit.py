@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from mimo_sidecar.core import texts
 from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TEMPLATE, SECTIONS
@@ -26,40 +23,13 @@ from mimo_sidecar.testing.standin_writer import standin_checkpoint
 from tests.unit.split_sessions import claude_code, codex
 from tests.unit.test_memory_writes import snapshot
 
-from .conftest import client_factory
-from .rawclient import hook_env
+from .conftest import SHORT_WAITS, WAIT_MS
 from .test_formats import assert_valid, stored
-from .test_rebuild import history
+from .test_rebuild import call, history
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-WAIT_MS = 1500  # shortened bounds: the cold-start timeout test stays quick
-CONFIG = {"checkpoint": {"writer_wait_ms": {"with_watermark": WAIT_MS, "without_watermark": WAIT_MS}}}
 PREPARING = {"state": "busy", "message": texts.PREPARING_STATUS}
-
-SERVER = ClientServerConfig(
-    server_command=[sys.executable, "-m", "mimo_sidecar"],
-    client_factory=client_factory,
-    server_env=hook_env(),
-)
-
-
-@pytest_lsp.fixture(scope="module", config=SERVER)
-async def kit(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[None]:
-    root = tmp_path_factory.mktemp("memory")
-    lsp_client.memory_root = root  # type: ignore[attr-defined]
-    caps = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=caps, initialization_options={"memoryRoot": str(root), "config": CONFIG}
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
-
-
-async def call(client: LanguageClient, method: str, params: dict[str, Any]) -> Any:
-    return await asyncio.wait_for(client.protocol.send_request_async(method, params), 20)
 
 
 async def refused(client: LanguageClient, method: str, params: dict[str, Any]) -> JsonRpcException:
@@ -109,30 +79,30 @@ async def until_busy(client: LanguageClient, sid: str) -> None:
 
 
 # -- the whole loop ----------------------------------------------------------------------------------
-async def test_template_prepare_standin_commit_insert(kit: LanguageClient) -> None:
+async def test_template_prepare_standin_commit_insert(rb: LanguageClient) -> None:
     sid = "kit-loop"
-    opened = await open_session(kit, sid, createCheckpoint=True)
+    opened = await open_session(rb, sid, createCheckpoint=True)
     assert opened["checkpointCreated"] is True
-    assert checkpoint_file(kit, sid).read_text(encoding="utf-8") == CHECKPOINT_TEMPLATE
+    assert checkpoint_file(rb, sid).read_text(encoding="utf-8") == CHECKPOINT_TEMPLATE
 
-    prepared = await call(kit, "checkpoint/prepare", {"sessionId": sid})
+    prepared = await call(rb, "checkpoint/prepare", {"sessionId": sid})
     assert prepared["started"] is True and prepared["current"] == CHECKPOINT_TEMPLATE
-    assert prepared["checkpointPath"] == str(checkpoint_file(kit, sid))
+    assert prepared["checkpointPath"] == str(checkpoint_file(rb, sid))
     assert "storedWatermark" not in prepared and prepared["warnings"] == []
     assert prepared["messages"][-1]["content"][-1] == {"type": "text", "text": prepared["instructions"]}
-    got = await call(kit, "session/get", {"sessionId": sid})
+    got = await call(rb, "session/get", {"sessionId": sid})
     assert got["writer"]["inFlight"] is True and got["writer"]["endMessageId"] == prepared["watermark"]
 
     reply = standin_reply(prepared)
     committed = await call(
-        kit, "checkpoint/commit", {"sessionId": sid, "content": reply, "watermark": prepared["watermark"]}
+        rb, "checkpoint/commit", {"sessionId": sid, "content": reply, "watermark": prepared["watermark"]}
     )
     assert committed["watermark"] == prepared["watermark"] and committed["writer"]["inFlight"] is False
     assert committed["created"] is False and committed["bytesWritten"] == len(reply.encode("utf-8"))
-    assert checkpoint_file(kit, sid).read_text(encoding="utf-8") == reply
-    assert os.listdir(checkpoint_file(kit, sid).parent) == ["checkpoint.md"]
+    assert checkpoint_file(rb, sid).read_text(encoding="utf-8") == reply
+    assert os.listdir(checkpoint_file(rb, sid).parent) == ["checkpoint.md"]
 
-    inserted = await call(kit, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    inserted = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
     assert inserted["outcome"] == "rebuilt" and inserted["watermark"] == prepared["watermark"]
     text = boundary_text(inserted)
     assert "Topic: Rewrite the lexer to stream tokens." in text  # the committed checkpoint's topic
@@ -140,27 +110,27 @@ async def test_template_prepare_standin_commit_insert(kit: LanguageClient) -> No
         assert section.heading in text
     assert "- Latest ask: \u201cRewrite the lexer to stream tokens.\u201d" in text  # a filled body
 
-    again = await call(kit, "checkpoint/prepare", {"sessionId": sid})  # the next writer updates it
+    again = await call(rb, "checkpoint/prepare", {"sessionId": sid})  # the next writer updates it
     assert again["storedWatermark"] == prepared["watermark"] and again["current"] == reply
     assert "<current-checkpoint>\n" + reply in again["instructions"]
 
 
-async def test_the_prepared_request_is_valid_in_every_format(kit: LanguageClient) -> None:
+async def test_the_prepared_request_is_valid_in_every_format(rb: LanguageClient) -> None:
     for sid, make in (("kit-claude", claude_code), ("kit-codex", codex)):
-        await call(kit, "session/open", {"sessionId": sid, "messages": stored(make, sid)})
+        await call(rb, "session/open", {"sessionId": sid, "messages": stored(make, sid)})
         for fmt in FORMATS:
-            prepared = await call(kit, "checkpoint/prepare", {"sessionId": sid, "format": fmt})
+            prepared = await call(rb, "checkpoint/prepare", {"sessionId": sid, "format": fmt})
             assert_valid(fmt, prepared)
             texts_in = [s for s in _strings(prepared["messages"][-1]) if s.startswith(INSTRUCTIONS_LEAD)]
             assert texts_in == [prepared["instructions"]], fmt
             plain = await call(
-                kit,
+                rb,
                 "request/build",
                 {"sessionId": sid, "format": fmt, "purpose": "writer", "upTo": prepared["watermark"]},
             )
             # Everything before the instructions' message is the writer request, unchanged.
             assert prepared["messages"][:-1] == plain["messages"][: len(prepared["messages"]) - 1]
-        await call(kit, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "cancelled"})
+        await call(rb, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "cancelled"})
 
 
 def _strings(value: Any) -> list[str]:
@@ -171,10 +141,10 @@ def _strings(value: Any) -> list[str]:
 
 
 # -- commit refusals ---------------------------------------------------------------------------------
-async def test_every_refused_commit_changes_nothing_on_disk(kit: LanguageClient) -> None:
+async def test_every_refused_commit_changes_nothing_on_disk(rb: LanguageClient) -> None:
     sid = "kit-refusals"
-    await open_session(kit, sid, createCheckpoint=True)
-    prepared = await call(kit, "checkpoint/prepare", {"sessionId": sid})
+    await open_session(rb, sid, createCheckpoint=True)
+    prepared = await call(rb, "checkpoint/prepare", {"sessionId": sid})
     cases: list[tuple[dict[str, Any], int, str, str | None]] = [
         ({"content": "# x\u0000y\n"}, 1008, "content", "nul"),
         ({"content": "# x \ud800 y\n"}, 1008, "content", "surrogate"),
@@ -182,10 +152,10 @@ async def test_every_refused_commit_changes_nothing_on_disk(kit: LanguageClient)
         ({"content": ["not", "text"]}, -32602, "content", None),
         ({"content": "# ok\n", "watermark": "m02"}, 1006, "watermark", None),
     ]
-    root = root_of(kit)
+    root = root_of(rb)
     before = snapshot(root)
     for extra, code, field, reason in cases:
-        err = await refused(kit, "checkpoint/commit", {"sessionId": sid, **extra})
+        err = await refused(rb, "checkpoint/commit", {"sessionId": sid, **extra})
         assert err.code == code, (extra, err)
         assert f"checkpoint/commit: {'invalid params: ' if code == -32602 else ''}{field}" in err.message
         if reason is not None:
@@ -193,134 +163,134 @@ async def test_every_refused_commit_changes_nothing_on_disk(kit: LanguageClient)
         assert snapshot(root) == before, extra
 
     await call(
-        kit,
+        rb,
         "sidecar/configure",
-        {"config": {**CONFIG, "checkpoint": {**CONFIG["checkpoint"], "commit_max_bytes": 100}}},
+        {"config": {**SHORT_WAITS, "checkpoint": {**SHORT_WAITS["checkpoint"], "commit_max_bytes": 100}}},
     )
     try:
-        err = await refused(kit, "checkpoint/commit", {"sessionId": sid, "content": "# " + "x" * 200})
+        err = await refused(rb, "checkpoint/commit", {"sessionId": sid, "content": "# " + "x" * 200})
         assert err.code == 1008 and err.data["reason"] == "too-large"
         assert err.data["bytes"] == 202 and err.data["limit"] == 100
-        await call(kit, "sidecar/configure", {"config": {**CONFIG, "memory": {"disable_write": True}}})
-        err = await refused(kit, "checkpoint/commit", {"sessionId": sid, "content": "# ok\n"})
+        await call(rb, "sidecar/configure", {"config": {**SHORT_WAITS, "memory": {"disable_write": True}}})
+        err = await refused(rb, "checkpoint/commit", {"sessionId": sid, "content": "# ok\n"})
         assert err.code == 1009 and err.data["reason"] == "memory-write-off"
     finally:
-        await call(kit, "sidecar/configure", {"config": CONFIG})
+        await call(rb, "sidecar/configure", {"config": SHORT_WAITS})
     assert snapshot(root) == before
-    got = await call(kit, "session/get", {"sessionId": sid})
+    got = await call(rb, "session/get", {"sessionId": sid})
     assert got["writer"]["inFlight"] is True and "watermark" not in got  # the writer is untouched
 
-    await call(kit, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "failure", "retryable": True})
-    err = await refused(kit, "checkpoint/commit", {"sessionId": sid, "content": "# ok\n"})
+    await call(rb, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "failure", "retryable": True})
+    err = await refused(rb, "checkpoint/commit", {"sessionId": sid, "content": "# ok\n"})
     assert err.code == 1006 and err.data["field"] == "sessionId"
     assert snapshot(root) == before
     assert prepared["watermark"]
 
 
 async def test_a_checkpoint_linked_out_of_the_root_is_neither_read_nor_written(
-    kit: LanguageClient, tmp_path: Path
+    rb: LanguageClient, tmp_path: Path
 ) -> None:
     sid = "kit-escape"
     secret = tmp_path / "secret.md"
     secret.write_text("# Secret\nTopic: not for the model\n", encoding="utf-8")
-    checkpoint_file(kit, sid).parent.mkdir(parents=True)
-    checkpoint_file(kit, sid).symlink_to(secret)
-    await open_session(kit, sid)
-    prepared = await call(kit, "checkpoint/prepare", {"sessionId": sid})
+    checkpoint_file(rb, sid).parent.mkdir(parents=True)
+    checkpoint_file(rb, sid).symlink_to(secret)
+    await open_session(rb, sid)
+    prepared = await call(rb, "checkpoint/prepare", {"sessionId": sid})
     assert "current" not in prepared and "not for the model" not in str(prepared["messages"])
     assert "outside-root" in prepared["warnings"][-1]
-    before = snapshot(tmp_path), snapshot(root_of(kit))
-    err = await refused(kit, "checkpoint/commit", {"sessionId": sid, "content": "# new\nTopic: t\n"})
+    before = snapshot(tmp_path), snapshot(root_of(rb))
+    err = await refused(rb, "checkpoint/commit", {"sessionId": sid, "content": "# new\nTopic: t\n"})
     assert err.code == 1009 and err.data["reason"] == "outside-root"
-    assert (snapshot(tmp_path), snapshot(root_of(kit))) == before
+    assert (snapshot(tmp_path), snapshot(root_of(rb))) == before
 
 
 # -- the template on open ----------------------------------------------------------------------------
-async def test_open_never_replaces_an_existing_checkpoint(kit: LanguageClient) -> None:
+async def test_open_never_replaces_an_existing_checkpoint(rb: LanguageClient) -> None:
     sid = "kit-existing"
-    checkpoint_file(kit, sid).parent.mkdir(parents=True)
-    checkpoint_file(kit, sid).write_text("# mine\nTopic: keep\n", encoding="utf-8")
-    opened = await open_session(kit, sid, createCheckpoint=True)
+    checkpoint_file(rb, sid).parent.mkdir(parents=True)
+    checkpoint_file(rb, sid).write_text("# mine\nTopic: keep\n", encoding="utf-8")
+    opened = await open_session(rb, sid, createCheckpoint=True)
     assert opened["checkpointCreated"] is False
-    assert checkpoint_file(kit, sid).read_text(encoding="utf-8") == "# mine\nTopic: keep\n"
-    plain = await open_session(kit, "kit-plain")
-    assert "checkpointCreated" not in plain and not checkpoint_file(kit, "kit-plain").exists()
+    assert checkpoint_file(rb, sid).read_text(encoding="utf-8") == "# mine\nTopic: keep\n"
+    plain = await open_session(rb, "kit-plain")
+    assert "checkpointCreated" not in plain and not checkpoint_file(rb, "kit-plain").exists()
 
 
 # -- cold start --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("with_template", [False, True])
 async def test_cold_start_waits_for_the_first_writer_then_rebuilds(
-    kit: LanguageClient, with_template: bool
+    rb: LanguageClient, with_template: bool
 ) -> None:
     sid = f"kit-cold-{with_template}"
-    await open_session(kit, sid, createCheckpoint=with_template)
-    assert checkpoint_file(kit, sid).exists() is with_template  # no-checkpoint, or no-watermark
-    prepared = await call(kit, "checkpoint/prepare", {"sessionId": sid})
-    kit.progress_reports.clear()
-    insert = asyncio.ensure_future(call(kit, "rebuild/insert", {"sessionId": sid, "reason": "auto"}))
-    await until_busy(kit, sid)
+    await open_session(rb, sid, createCheckpoint=with_template)
+    assert checkpoint_file(rb, sid).exists() is with_template  # no-checkpoint, or no-watermark
+    prepared = await call(rb, "checkpoint/prepare", {"sessionId": sid})
+    rb.progress_reports.clear()
+    insert = asyncio.ensure_future(call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"}))
+    await until_busy(rb, sid)
     assert not insert.done()
-    await call(kit, "checkpoint/commit", {"sessionId": sid, "content": standin_reply(prepared)})
+    await call(rb, "checkpoint/commit", {"sessionId": sid, "content": standin_reply(prepared)})
     res = await insert
     assert res["outcome"] == "rebuilt" and res["wait"]["result"] == "success"
     assert res["wait"]["boundMs"] == WAIT_MS  # the cold-start (no-watermark) bound
     assert res["watermark"] == prepared["watermark"]  # the one the first writer stored
     assert "Topic: Rewrite the lexer to stream tokens." in boundary_text(res)
-    assert statuses(kit, sid) == [PREPARING, {"state": "idle", "message": ""}]
-    tokens = [t for t in kit.progress_reports if str(t).startswith("mimo-rebuild")]
+    assert statuses(rb, sid) == [PREPARING, {"state": "idle", "message": ""}]
+    tokens = [t for t in rb.progress_reports if str(t).startswith("mimo-rebuild")]
     assert len(tokens) == 1
-    reports = kit.progress_reports[tokens[0]]
+    reports = rb.progress_reports[tokens[0]]
     assert [r.kind for r in reports] == ["begin", "end"]
     assert reports[0].message == texts.PREPARING_STATUS  # type: ignore[union-attr]
 
 
-async def test_cancelling_a_cold_start_wait_changes_nothing(kit: LanguageClient) -> None:
+async def test_cancelling_a_cold_start_wait_changes_nothing(rb: LanguageClient) -> None:
     sid = "kit-cold-cancel"
-    await open_session(kit, sid, createCheckpoint=True)
-    prepared = await call(kit, "checkpoint/prepare", {"sessionId": sid})
-    before_info = await call(kit, "session/get", {"sessionId": sid})
-    before_disk = snapshot(root_of(kit))
-    fut = kit.protocol.send_request("rebuild/insert", {"sessionId": sid, "reason": "auto"}, msg_id="kit-cx")
-    await until_busy(kit, sid)
-    kit.protocol.notify("$/cancelRequest", types.CancelParams(id="kit-cx"))
+    await open_session(rb, sid, createCheckpoint=True)
+    prepared = await call(rb, "checkpoint/prepare", {"sessionId": sid})
+    before_info = await call(rb, "session/get", {"sessionId": sid})
+    before_disk = snapshot(root_of(rb))
+    fut = rb.protocol.send_request("rebuild/insert", {"sessionId": sid, "reason": "auto"}, msg_id="kit-cx")
+    await until_busy(rb, sid)
+    rb.protocol.notify("$/cancelRequest", types.CancelParams(id="kit-cx"))
     with pytest.raises(JsonRpcException) as err:
         await asyncio.wait_for(asyncio.wrap_future(fut), 5)
     assert err.value.code == -32800
-    assert await call(kit, "session/get", {"sessionId": sid}) == before_info  # writer still in flight
-    assert snapshot(root_of(kit)) == before_disk
-    assert statuses(kit, sid)[-1] == {"state": "idle", "message": ""}
-    await call(kit, "checkpoint/commit", {"sessionId": sid, "content": standin_reply(prepared)})
-    res = await call(kit, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    assert await call(rb, "session/get", {"sessionId": sid}) == before_info  # writer still in flight
+    assert snapshot(root_of(rb)) == before_disk
+    assert statuses(rb, sid)[-1] == {"state": "idle", "message": ""}
+    await call(rb, "checkpoint/commit", {"sessionId": sid, "content": standin_reply(prepared)})
+    res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
     assert res["outcome"] == "rebuilt" and "wait" not in res
 
 
-async def test_a_cold_start_writer_that_fails_or_times_out_is_writer_failed(kit: LanguageClient) -> None:
+async def test_a_cold_start_writer_that_fails_or_times_out_is_writer_failed(rb: LanguageClient) -> None:
     sid = "kit-cold-fail"
-    await open_session(kit, sid, createCheckpoint=True)
-    await call(kit, "checkpoint/prepare", {"sessionId": sid})
-    insert = asyncio.ensure_future(call(kit, "rebuild/insert", {"sessionId": sid, "reason": "auto"}))
-    await until_busy(kit, sid)
-    await call(kit, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "failure", "retryable": True})
+    await open_session(rb, sid, createCheckpoint=True)
+    await call(rb, "checkpoint/prepare", {"sessionId": sid})
+    insert = asyncio.ensure_future(call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"}))
+    await until_busy(rb, sid)
+    await call(rb, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "failure", "retryable": True})
     res = await insert
     assert res["outcome"] == "writer-failed" and res["wait"]["result"] == "failure" and "message" not in res
-    got = await call(kit, "session/get", {"sessionId": sid})
+    got = await call(rb, "session/get", {"sessionId": sid})
     assert got["revision"] == 1 and "watermark" not in got
 
-    await call(kit, "checkpoint/prepare", {"sessionId": sid})  # a writer that never answers
-    res = await call(kit, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    await call(rb, "checkpoint/prepare", {"sessionId": sid})  # a writer that never answers
+    res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
     assert res["outcome"] == "writer-failed" and res["wait"]["result"] == "timeout"
     assert res["wait"]["waitedMs"] >= WAIT_MS - 50
-    got = await call(kit, "session/get", {"sessionId": sid})
+    got = await call(rb, "session/get", {"sessionId": sid})
     assert got["writer"]["inFlight"] is True and got["revision"] == 1  # a timeout leaves the writer
 
 
-async def test_with_nothing_in_flight_the_gates_answer_at_once(kit: LanguageClient) -> None:
+async def test_with_nothing_in_flight_the_gates_answer_at_once(rb: LanguageClient) -> None:
     sid = "kit-gates"
-    await open_session(kit, sid)
-    res = await call(kit, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    await open_session(rb, sid)
+    res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
     assert res["outcome"] == "no-checkpoint" and "wait" not in res
-    await call(kit, "session/close", {"sessionId": sid})
-    await open_session(kit, sid, createCheckpoint=True)
-    res = await call(kit, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    await call(rb, "session/close", {"sessionId": sid})
+    await open_session(rb, sid, createCheckpoint=True)
+    res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
     assert res["outcome"] == "no-watermark" and "wait" not in res
-    assert statuses(kit, sid) == []  # nothing waited, nothing shown
+    assert statuses(rb, sid) == []  # nothing waited, nothing shown

@@ -3,10 +3,10 @@ kit (checkpoint/prepare, /commit; behavior.md#writer-kit)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...core.jstext import est
-from ...core.outcomes import Built, Committed, Prepared
+from ...core.outcomes import Built, Committed, Prepared, WriterFinish
 from ...wire import checkpoint as ck
 from ...wire import session as w
 from ..dispatch import rpc_method
@@ -33,12 +33,14 @@ def prepare_result(prepared: Prepared, fmt: str) -> ck.PrepareResult:
     )
 
 
+def finish_fields(done: WriterFinish) -> dict[str, Any]:
+    """The fields of a `WriterFinishedResult` (also the first fields of `checkpoint/commit`'s)."""
+    return dict(watermark=done.watermark, promoted=done.promoted, writer=writer_info(done.writer))
+
+
 def commit_result(committed: Committed) -> ck.CommitResult:
-    done = committed.finish
     return ck.CommitResult(
-        watermark=done.watermark,
-        promoted=done.promoted,
-        writer=writer_info(done.writer),
+        **finish_fields(committed.finish),
         path=committed.path,
         bytes_written=committed.bytes_written,
         created=committed.created,
@@ -55,9 +57,7 @@ def register(server: SidecarServer) -> None:
     @rpc_method(server, "checkpoint/writerFinished", w.WriterFinishedParams)
     async def writer_finished(ls: SidecarServer, p: w.WriterFinishedParams) -> w.WriterFinishedResult:
         done = ls.service.writer_finished(p.session_id, p.outcome, p.retryable)
-        return w.WriterFinishedResult(
-            watermark=done.watermark, promoted=done.promoted, writer=writer_info(done.writer)
-        )
+        return w.WriterFinishedResult(**finish_fields(done))
 
     @rpc_method(server, "checkpoint/prepare", ck.PrepareParams)
     async def checkpoint_prepare(ls: SidecarServer, p: ck.PrepareParams) -> ck.PrepareResult:
