@@ -46,3 +46,6 @@ class RebuildConfig:
     checkpoint_disabled: bool = False
     # The largest `checkpoint/commit` content, in UTF-8 bytes (behavior.md#checkpoint-commit).
     commit_max_bytes: int = DEFAULT_COMMIT_MAX_BYTES
+    # Refuse (`no-gain`) a rebuild whose boundary plus the remaining view would not be smaller than
+    # the request it replaces (`checkpoint.inflation_guard`).
+    inflation_guard: bool = True

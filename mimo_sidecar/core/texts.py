@@ -218,6 +218,10 @@ OUTCOME_TEXTS: dict[InsertOutcome, str] = {
         "A checkpoint exists but rebuilding from it failed. Nothing changed and no compaction happened. "
         "Run /rebuild again, and report the problem if it keeps happening."
     ),
+    "no-gain": (
+        "The context was not rebuilt: the checkpoint summary plus the recent messages would not be "
+        "smaller than the conversation as it is. Nothing changed; a later checkpoint will cover more."
+    ),
 }
 NOTICE_MEMORY_WRITE_OFF = (
     "Memory writing is disabled, so this session cannot have a checkpoint and its context was compacted "
@@ -262,6 +266,60 @@ def budget_ignored_warning(model_key: str, raw_json: str, problem: str) -> str:
     return (
         f"compaction.max_context {raw_json} for model {model_key} is ignored ({problem}); "
         "the full window is used."
+    )
+
+
+# Fidelity report reasons (team wording; reported to the host, never sent to the model)
+ASK_OUTSIDE_WINDOW = "outside the window of the newest 200 messages"
+ASK_OVER_SECTION_CAP = "its entry did not fit the section's recent_user cap"
+ASK_SECTION_CAP_TOO_SMALL = "recent_user is too small to hold even a truncated entry"
+ASK_DISABLED = "Recent user input is disabled (recent_user = 0)"
+NOT_RENDERED = "nothing was rendered"
+TASK_CUT_BY_CAP = "cut by the ledger's tasks_ledger cap"
+TASK_NESTED = "a subtask of a subtask: the ledger shows two levels"
+TASK_PARENT_UNLISTED = "its parent task is not in the list (archived or unknown)"
+ERROR_AFTER_DIGEST = "after digestUpTo: it stays in the live messages after the boundary"
+ERROR_NO_ACTIVITY = "no activity list was rendered"
+ERROR_LINE_CAP = "cut by the activity list's 200-line cap"
+
+
+def user_ask_appended(reason: str) -> str:
+    """Section report: D13 appended the newest ask to Recent user input."""
+    return f"newest user ask appended (D13): {reason}"
+
+
+def no_gain(before: int, after: int) -> str:
+    """rebuild/insert outcome no-gain: the inflation guard refused the rebuild."""
+    return (
+        f"The rebuild would not make the request smaller (about {before} tokens now, {after} with the "
+        "boundary), so nothing was inserted. Continue without a rebuild; a later checkpoint with a "
+        "newer watermark covers more and will gain."
+    )
+
+
+def boundary_id_required(newest_host_id: str) -> str:
+    """rebuild/insert without boundaryMessageId where the sidecar cannot mint a sortable ID."""
+    return (
+        "required for this session: its message IDs are declared ascending but "
+        f"are not MiMo v2 or legacy v1 IDs (newest: {newest_host_id!r}), so the sidecar cannot mint "
+        "a boundary ID that sorts after them and before the host's next ones; pass a new ID from "
+        "the host's own scheme."
+    )
+
+
+def usage_from_earlier_step(finished_id: str, step_id: str) -> str:
+    """The trigger counted an earlier step's usage: the newest finished step carries none."""
+    return (
+        f"The newest finished step {finished_id} carries no usage: the trigger counts the usage of "
+        f"{step_id}, the newest step since the last boundary that has one."
+    )
+
+
+def usage_estimated(finished_id: str, tokens: int) -> str:
+    """The trigger counted the estimated request: no step since the last boundary has usage."""
+    return (
+        f"No step since the last boundary carries usage (the newest finished step is {finished_id}): "
+        f"the trigger counts the estimated size of the request instead, {tokens} tokens."
     )
 
 

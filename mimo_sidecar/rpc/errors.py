@@ -91,6 +91,12 @@ MEMORY_WRITE_FAILED = ErrorSpec(
     "is disabled, the path would leave the memory root, or the system refused; nothing changed. "
     "data: {reason, path?}.",
 )
+BOUNDARY_ID_REQUIRED = ErrorSpec(
+    1010,
+    "BoundaryIdRequired",
+    "rebuild/insert without boundaryMessageId for a session whose declared-ascending IDs the "
+    "sidecar cannot mint (neither MiMo v2 nor legacy v1); nothing was changed.",
+)
 
 ERRORS: tuple[ErrorSpec, ...] = (
     PARSE_ERROR,
@@ -109,6 +115,7 @@ ERRORS: tuple[ErrorSpec, ...] = (
     WATERMARK_UNAVAILABLE,
     INVALID_CHECKPOINT,
     MEMORY_WRITE_FAILED,
+    BOUNDARY_ID_REQUIRED,
 )
 
 # Every domain error code and its wire error. Total: tests/unit/test_error_map.py fails when a code
@@ -123,6 +130,7 @@ DOMAIN_ERRORS: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.WATERMARK_UNAVAILABLE: WATERMARK_UNAVAILABLE,
     ErrorCode.INVALID_CHECKPOINT: INVALID_CHECKPOINT,
     ErrorCode.MEMORY_WRITE_FAILED: MEMORY_WRITE_FAILED,
+    ErrorCode.BOUNDARY_ID_REQUIRED: BOUNDARY_ID_REQUIRED,
 }
 
 INTERNAL_MESSAGE = "internal error in the sidecar (details are in its log)"

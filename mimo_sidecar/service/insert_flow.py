@@ -3,6 +3,8 @@
 The flow (behavior.md#insert-steps, #render-time-wait, #d4), for one session at a time (the slot's
 insert lock):
 
+0. a session whose IDs the sidecar cannot mint needs the request's `boundaryMessageId`: refused
+   before anything else, before any wait (behavior.md#id-host-scheme);
 1. gate: checkpoint off, memory writing off, not the main agent, no checkpoint, no watermark;
 2. cold start: no checkpoint file or no watermark yet, but a writer is running: wait for it (the
    long bound, `writer_wait_without_watermark_ms`); anything but success ends as `writer-failed`,
@@ -10,7 +12,8 @@ insert lock):
 3. read the stored watermark W, *then* wait (bounded) for a writer in flight (D4: W stays the one
    read before the wait; the wait buys fresh checkpoint text);
 4. the session must still be the one the request started on (closed during the wait: error);
-5. `engine.insert`: render, build and insert the boundary, all or nothing.
+5. `engine.insert`: render, build and insert the boundary, all or nothing (or `no-gain`, nothing
+   changed, when the boundary would not make the request smaller).
 
 The config and memory root are the `Settings` snapshot taken when the request arrived: a
 `sidecar/configure` during a writer wait does not change this insert.
@@ -102,6 +105,7 @@ class InsertFlow:
     async def _decide(self) -> Inserted:
         session = self.slot.session
         config, memory = self.settings.config, self.settings.memory
+        engine.require_boundary_id(session, self.request.boundary_id)
         gate = engine.insert_gate(session, memory, config, self.request.agent_id)
         wait = None
         if gate in COLD_START_GATES and session.writer.in_flight:

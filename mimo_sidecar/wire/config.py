@@ -83,6 +83,11 @@ class CheckpointConfig(_Section):
         description="Bytes of UTF-8: the largest content checkpoint/commit writes (at most the "
         "readers' 64 MiB file limit).",
     )
+    inflation_guard: bool = Field(
+        True,
+        description="Refuse (outcome no-gain) a rebuild whose boundary plus the remaining view would not "
+        "be smaller than the request it replaces. false: rebuild anyway.",
+    )
 
 
 ContextValue = int | float | str
@@ -175,6 +180,7 @@ def to_rebuild_config(cfg: SidecarConfig) -> RebuildConfig:
         memory_disable_write=cfg.memory.disable_write,
         checkpoint_disabled=ck.disabled,
         commit_max_bytes=ck.commit_max_bytes,
+        inflation_guard=ck.inflation_guard,
     )
 
 

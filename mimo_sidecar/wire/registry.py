@@ -404,6 +404,20 @@ _SECTIONS_EXAMPLE = [
     },
 ]
 
+_FIDELITY_EXAMPLE = {
+    "newestUserAsk": {"status": "verbatim", "messageId": _U1, "appended": False},
+    "tasks": {"openHeld": 2, "openListed": 2, "unlisted": []},
+    "newestToolError": {
+        "messageId": _A1,
+        "callId": "toolu_01",
+        "tool": "bash",
+        "inDigest": True,
+    },
+    "cutSections": [],
+    "shedSections": [],
+}
+_SIZES_EXAMPLE = {"beforeTokens": 171200, "afterTokens": 21400}
+
 register(
     MethodSpec(
         "rebuild/compute",
@@ -449,6 +463,8 @@ register(
                     "hasActivity": True,
                     "shedUnits": [],
                 },
+                "fidelity": _FIDELITY_EXAMPLE,
+                "sizes": _SIZES_EXAMPLE,
             },
         },
     )
@@ -515,6 +531,8 @@ register(
             "digestUpTo": _A1,
             "statusText": "Context rebuilt: the conversation now continues from the most recent checkpoint. "
             "Recent messages were kept; older context is represented by the checkpoint summary.",
+            "fidelity": _FIDELITY_EXAMPLE,
+            "sizes": _SIZES_EXAMPLE,
             "warnings": [],
         },
     )

@@ -13,7 +13,7 @@ from mimo_sidecar.core.config import PushCaps, RebuildConfig
 from mimo_sidecar.core.errors import DomainError, ErrorCode
 from mimo_sidecar.core.outcomes import Inserted
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
-from tests.unit.builders import assistant, text, usage, user
+from tests.unit.builders import assistant, reasoning, text, usage, user
 
 SID = "ses_flow"
 T0 = 1_700_000_000_000
@@ -44,9 +44,16 @@ class StatusLog(list[tuple[str, str]]):
 
 
 def history() -> list[dict]:
+    """m02's long reasoning is what a rebuild covering it saves (else the inflation guard refuses)."""
     msgs = [
         user("m01", text("please fix the lexer"), created=T0),
-        assistant("m02", text("looking"), created=T0 + 10, tokens=usage(1000, 100)),
+        assistant(
+            "m02",
+            reasoning("weighing the lexer " * 600),
+            text("looking"),
+            created=T0 + 10,
+            tokens=usage(1000, 100),
+        ),
         user("m03", text("also check the parser"), created=T0 + 20),
         assistant("m04", text("tests pass"), created=T0 + 30, tokens=usage(2000, 100)),
     ]

@@ -97,9 +97,12 @@ def compute_result(computed: Computed, include_text: bool) -> w.ComputeResult:
         stored_watermark=res.stored_watermark,
         writer_in_flight=computed.writer_in_flight,
         preview=None
-        if res.preview is None
+        if res.preview is None or res.fidelity is None
         else w.PreviewInfo(
-            outcome=res.preview_outcome or "insert-failed", report=report_of(res.preview, include_text)
+            outcome=res.preview_outcome or "insert-failed",
+            report=report_of(res.preview, include_text),
+            fidelity=w.FidelityReport.of(res.fidelity),
+            sizes=w.RequestSizes.of(res.sizes) if res.sizes is not None else None,
         ),
     )
 
@@ -127,6 +130,8 @@ def insert_result(inserted: Inserted) -> w.InsertResult:
         status_text=inserted.status_text,
         notice=None if notice is None else w.Notice(kind=notice.kind, text=notice.text),
         detail=inserted.detail,
+        fidelity=w.FidelityReport.of(res.fidelity) if res and res.fidelity else None,
+        sizes=w.RequestSizes.of(res.sizes) if res and res.sizes else None,
         warnings=res.warnings if res else [],
     )
 
