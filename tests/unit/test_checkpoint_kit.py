@@ -37,7 +37,8 @@ def history(*, end_with_user: bool = False) -> list[dict[str, Any]]:
         assistant(
             "m02",
             text("reading it first"),
-            tool("c1", "read", {"filePath": "src/lexer.ts"}, output="export function lex() {}"),
+            # a long result: the rebuild clears it, so it gains (the inflation guard lets it through)
+            tool("c1", "read", {"filePath": "src/lexer.ts"}, output="export function lex() {}\n" * 400),
             finish="tool-calls",
             created=T0 + 10,
             tokens=usage(1000, 100),
