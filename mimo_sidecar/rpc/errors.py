@@ -87,8 +87,9 @@ INVALID_CHECKPOINT = ErrorSpec(
 MEMORY_WRITE_FAILED = ErrorSpec(
     1009,
     "MemoryWriteFailed",
-    "checkpoint/commit or session/open createCheckpoint could not write checkpoint.md: memory writing "
-    "is disabled, the path would leave the memory root, or the system refused; nothing changed. "
+    "checkpoint/commit or session/open createCheckpoint could not write checkpoint.md (checkpoint/prepare: "
+    "refused alike): memory writing is disabled, the path would leave the memory root, or the system "
+    "refused; nothing changed. "
     "data: {reason, path?}.",
 )
 BOUNDARY_ID_REQUIRED = ErrorSpec(

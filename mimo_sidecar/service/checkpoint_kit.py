@@ -35,7 +35,8 @@ def prepare(
     slot: SessionSlot, settings: Settings, watermark: str | None, output: BuildOutput, now_ms: int
 ) -> Prepared:
     """The in-flight writer's request with its instructions; registers a writer when none is in
-    flight (covering `watermark`, or the one `rebuild/compute` reports)."""
+    flight (covering `watermark`, or the one `rebuild/compute` reports). Refused while memory
+    writing is disabled, since the reply could not be committed."""
     session = slot.session
     writer = session.writer
     if writer.in_flight:
@@ -47,6 +48,8 @@ def prepare(
     assert covered is not None
     memory = settings.memory
     path = memory.checkpoint_path(session.session_id)
+    if settings.config.memory_disable_write:
+        raise write_failed(path, "memory-write-off")  # its commit could not be written: no model call
     current, warnings = _current_checkpoint(memory, path)
     instructions = writer_instructions(current, settings.config.push_caps, path, covered)
     try:

@@ -110,6 +110,11 @@ def test_prepare_refusals_register_nothing(tmp_path: Path) -> None:
     code, field, _ = code_of(lambda: empty.prepare_writer("empty"))
     assert (code, field) == (ErrorCode.WATERMARK_UNAVAILABLE, "watermark")
     assert empty.describe("empty").writer.in_flight is False
+    svc.configure(RebuildConfig(memory_disable_write=True))
+    code, _, data = code_of(lambda: svc.prepare_writer(SID))
+    assert (code, data["reason"]) == (ErrorCode.MEMORY_WRITE_FAILED, "memory-write-off")
+    assert svc.describe(SID).writer.in_flight is False
+    svc.configure(RebuildConfig())
     svc.prepare_writer(SID, "m02")
     code, field, data = code_of(lambda: svc.prepare_writer(SID, "m04"))
     assert (code, field) == (ErrorCode.WRITER_STATE, "watermark")
