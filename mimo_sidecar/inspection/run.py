@@ -3,7 +3,8 @@
 Nothing here decides a rule. It drives the sidecar's own service (`SidecarService`, what the RPC
 handlers call, minus the transport) through the cycle a host runs, at one clock:
 
-1. `open` the session from the params;
+1. `open` the session from the params (in a temporary memory root, asking for `checkpoint.md`
+   from the template, behavior.md#writer-kit);
 2. the model limits: `--window`, else the file's `model`, else the limits the host recorded on
    its newest assistant message (`engine.model_from_history`), else `DEFAULT_WINDOW`;
 3. the stored watermark: the file's, or a checkpoint writer is started (the service computes the
@@ -13,8 +14,8 @@ handlers call, minus the transport) through the cycle a host runs, at one clock:
 5. `build` before, `insert` (behavior.md#rebuild: its gates, then the engine's insertion), and
    `build` after (behavior.md#request).
 
-The memory root is the one given, or a temporary one holding only `checkpoint.md` from the
-template; it is deleted afterwards. The only file the run can change under a given root is the one
+The memory root is the one given (never written), or a temporary one that holds only that
+`checkpoint.md` and is deleted afterwards. The only file the run can change under a given root is the one
 the sidecar itself renames on every render (a legacy project `memory.md` to `MEMORY.md`,
 behavior.md#memory-layout).
 """
@@ -30,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..core import engine
-from ..core.checkpoint_template import CHECKPOINT_TEMPLATE
 from ..core.config import RebuildConfig
 from ..core.engine import BuildResult, ComputeResult, InsertResult, ModelLimits
 from ..core.errors import DomainError
@@ -149,7 +149,7 @@ def inspect_source(
     with memory_for(sid, memory_root) as memory:
         service = SidecarService(config=config, memory_root=memory.root, clock=lambda: now)
         try:
-            session = open_session(service, source)
+            session = open_session(service, source, create_checkpoint=memory.temporary)
             view = list(session.context_view(MAIN_AGENT))
             model = choose_model(source, view, window)
             stored = store_watermark(service, session, view, source, watermark)
@@ -182,8 +182,9 @@ def inspect_source(
 
 
 # -- the session ---------------------------------------------------------------------------------
-def open_session(service: SidecarService, source: InspectSource) -> Session:
-    """`session/open` with the params (no parent: inspect reads one file)."""
+def open_session(service: SidecarService, source: InspectSource, *, create_checkpoint: bool) -> Session:
+    """`session/open` with the params (no parent: inspect reads one file); `create_checkpoint`: a
+    missing checkpoint.md is created from the template, as a host may ask (behavior.md#writer-kit)."""
     p = source.params
     service.open(
         OpenRequest(
@@ -195,7 +196,8 @@ def open_session(service: SidecarService, source: InspectSource) -> Session:
             watermark=p.get("watermark"),
             request_prefix=p.get("requestPrefix"),
             ids_ascending=bool(p.get("idsAscending", False)),
-        )
+        ),
+        create_checkpoint=create_checkpoint,
     )
     return service.sessions.require(source.session_id).session
 
@@ -253,7 +255,8 @@ def store_watermark(
 # -- the memory root -----------------------------------------------------------------------------
 @contextmanager
 def memory_for(session_id: str, root: str | None) -> Iterator[MemoryChoice]:
-    """The given memory root, or a temporary one with `checkpoint.md` from the template."""
+    """The given memory root, or a temporary one (where `session/open` creates `checkpoint.md`
+    from the template)."""
     if root is not None:
         if not os.path.isdir(root):
             raise InspectError(f"--memory-root: {root}: not a directory")
@@ -262,12 +265,7 @@ def memory_for(session_id: str, root: str | None) -> Iterator[MemoryChoice]:
         yield MemoryChoice(memory.root, False, "present" if present else "missing")
         return
     with tempfile.TemporaryDirectory(prefix="mimo-inspect-") as tmp:
-        memory = MemoryRoot(tmp)
-        path = _checkpoint_path(memory, session_id)
-        os.makedirs(os.path.dirname(path))
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(CHECKPOINT_TEMPLATE)
-        yield MemoryChoice(memory.root, True, "template")
+        yield MemoryChoice(MemoryRoot(tmp).root, True, "template")
 
 
 def _checkpoint_path(memory: MemoryRoot, session_id: str) -> str:
