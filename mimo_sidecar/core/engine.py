@@ -597,8 +597,10 @@ def build_for_writer(
     fmt: str = DEFAULT_FORMAT,
     target: Target | None = None,
     cache_ttl: str | None = None,
+    instructions: str | None = None,
 ) -> BuildResult:
-    """The writer's request: its view up to W, never collapsed, no per-turn reminder (§12.8)."""
+    """The writer's request: its view up to W, never collapsed, no per-turn reminder (§12.8);
+    with `instructions`, those as the last user content (behavior.md#writer-request)."""
     view = writer_view(session, up_to)
     built = build_messages(
         view,
@@ -608,6 +610,7 @@ def build_for_writer(
         fmt=fmt,
         target=target,
         cache_ttl=cache_ttl,
+        closing=(instructions, view[-1].id) if instructions is not None and view else None,
         model_in_use=model_in_use(session, MAIN_AGENT),
     )
     return BuildResult(prefix_of(session, built), built, False, False)

@@ -239,8 +239,13 @@ NOTICES: dict[NoticeKind, str] = {
 }
 # Why an insert ended without inserting, for the outcomes that stop before rendering (§7.1).
 OUTCOME_DETAILS: dict[InsertOutcome, str] = {
-    "no-checkpoint": "the session has no checkpoint.md under the memory root",
-    "no-watermark": "no watermark is stored: a checkpoint writer must succeed first",
+    "no-checkpoint": (
+        "the session has no checkpoint.md under the memory root, and no checkpoint writer is in flight "
+        "to write one"
+    ),
+    "no-watermark": (
+        "no watermark is stored and no checkpoint writer is in flight: a checkpoint writer must succeed first"
+    ),
     "not-main-agent": "only the main agent rebuilds; sub-agents use compaction",
     "writer-failed": "the checkpoint writer did not succeed within the wait",
 }
@@ -411,7 +416,7 @@ def no_message_in_session(message_id: str, session_id: str) -> str:
 def no_writer_in_flight(session_id: str) -> str:
     return (
         f"no checkpoint writer is in flight for session {session_id!r} "
-        "(checkpoint/writerStarted must come first)"
+        "(checkpoint/prepare or checkpoint/writerStarted must come first)"
     )
 
 
@@ -421,6 +426,72 @@ def closed_during_writer_wait(session_id: str) -> str:
 
 def not_in_main_view(message_id: str | None) -> str:
     return f"message {message_id!r} is not in the main view"
+
+
+def writer_watermark_mismatch(given: str, in_flight: str | None) -> str:
+    return (
+        f"{given!r} is not the watermark of the writer in flight ({in_flight!r}); "
+        "a writer is settled by the request that covers its own range"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The checkpoint writer kit (team wording): commit refusals and warnings, writes, prepare warnings
+# ---------------------------------------------------------------------------------------------
+CHECKPOINT_BLANK = (
+    "is blank; an empty checkpoint would replace the current one with nothing "
+    "(report the writer with checkpoint/writerFinished failure instead)"
+)
+
+
+def checkpoint_has_nul(index: int) -> str:
+    return f"is not text: it holds a NUL character (U+0000) at index {index}"
+
+
+def checkpoint_has_surrogate(index: int) -> str:
+    return f"is not text: it holds a lone UTF-16 surrogate at index {index}"
+
+
+def checkpoint_too_large(size: int, limit: int) -> str:
+    return f"is {size} bytes of UTF-8, over checkpoint.commit_max_bytes ({limit})"
+
+
+CHECKPOINT_IS_TEMPLATE = "checkpoint.md: the content is the bare template: no section has a body yet"
+CHECKPOINT_NO_TOPIC = "checkpoint.md: no `Topic:` line: the checkpoint index will show the topic as (unknown)"
+
+
+def checkpoint_over_budget(tokens: int, budget: int) -> str:
+    return (
+        f"checkpoint.md: {tokens} tokens, over push_caps.checkpoint ({budget}): a rebuild reads it "
+        "section-aware and leaves out what does not fit"
+    )
+
+
+WRITE_PROBLEMS = {
+    "no-root": "the memory root is not an existing directory",
+    "outside-root": "the path would leave the memory root",
+    "not-a-directory": "a directory on the path is not a directory",
+    "not-a-file": "the file is not a regular file",
+    "os-error": "the system refused the write",
+    "memory-write-off": "memory writing is disabled (memory.disable_write)",
+    "no-memory-root": "no memory root is configured",
+}
+
+
+def memory_write_refused(path: str, problem: str, detail: str = "") -> str:
+    reason = WRITE_PROBLEMS.get(problem, problem)
+    return f"{path} was not written: {reason}" + (f" ({detail})" if detail else "") + "; nothing changed"
+
+
+def current_checkpoint_unusable(path: str, problem: str) -> str:
+    return (
+        f"checkpoint.md: {path}: {problem}; the writer instructions treat it as absent, and a commit "
+        "replaces it"
+    )
+
+
+def current_checkpoint_invalid_utf8(path: str) -> str:
+    return f"checkpoint.md: {path}: invalid UTF-8, replaced by U+FFFD in the writer instructions"
 
 
 # ---------------------------------------------------------------------------------------------

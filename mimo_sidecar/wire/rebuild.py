@@ -386,6 +386,20 @@ class CacheOptions(Params):
     ttl: Literal["5m", "1h"] = Field("5m", description="`cache_control.ttl` of every breakpoint.")
 
 
+# The output options of a request (request/build, checkpoint/prepare).
+FormatParam = Annotated[
+    RequestFormat,
+    Field(description='The output format of `messages` and `prefix.request` (protocol.md "Formats").'),
+]
+TargetParam = Annotated[
+    BuildTarget | None, Field(description="The model the request goes to (reasoning replay, media).")
+]
+CacheParam = Annotated[
+    CacheOptions | None,
+    Field(description="Put up to 4 Anthropic `cache_control` breakpoints (`format: anthropic`)."),
+]
+
+
 class BuildParams(Params):
     session_id: SessionId
     agent_id: AgentId = MAIN_AGENT
@@ -407,15 +421,9 @@ class BuildParams(Params):
         description="With `purpose: writer`: the writer's watermark. Default: the in-flight writer's, "
         "else the one `rebuild/compute` reports.",
     )
-    format: RequestFormat = Field(
-        "ai-sdk", description='The output format of `messages` and `prefix.request` (protocol.md "Formats").'
-    )
-    target: BuildTarget | None = Field(
-        None, description="The model the request goes to (reasoning replay, media)."
-    )
-    cache: CacheOptions | None = Field(
-        None, description="Put up to 4 Anthropic `cache_control` breakpoints (`format: anthropic`)."
-    )
+    format: FormatParam = "ai-sdk"
+    target: TargetParam = None
+    cache: CacheParam = None
 
 
 class RequestPrefixInfo(Result):

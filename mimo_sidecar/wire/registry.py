@@ -584,6 +584,101 @@ register(
     )
 )
 
+# ---------------------------------------------------------------------------------------------
+# The checkpoint writer kit (behavior.md#writer-kit)
+# ---------------------------------------------------------------------------------------------
+
+from . import checkpoint as ck  # noqa: E402  (kept beside its entries)
+
+_CHECKPOINT = "/home/dev/.local/share/mimocode/memory/sessions/ses_demo/checkpoint.md"
+_INSTRUCTIONS = (
+    "You are the checkpoint writer of this coding session. The conversation above is the session's "
+    f"history up to and including message {_A1}. …"
+)
+
+register(
+    MethodSpec(
+        "checkpoint/prepare",
+        "request",
+        "client → sidecar",
+        "Checkpoint writer",
+        "The checkpoint writer's one model call: its messages with the instructions last, in any format; "
+        "registers the writer when none is in flight.",
+        ck.PrepareParams,
+        ck.PrepareResult,
+        {"sessionId": _SID, "format": "anthropic"},
+        {
+            "revision": 2,
+            "prefix": {
+                "system": ["You are a coding agent."],
+                "tools": [{"name": "read"}],
+                "hash": "sha256:0c1e3f4d5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7",
+                "request": {"system": [{"type": "text", "text": "You are a coding agent."}], "tools": []},
+            },
+            "format": "anthropic",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "Fix the failing build"}]},
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": "call_1",
+                            "name": "read",
+                            "input": {"filePath": "src/app.ts"},
+                        }
+                    ],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "call_1", "content": "export const app = 1\n"},
+                        {"type": "text", "text": _INSTRUCTIONS},
+                    ],
+                },
+            ],
+            "sources": [_U1, _A1, _A1],
+            "sourceGroups": [[_U1], [_A1], [_A1]],
+            "estimatedTokens": 352,
+            "reminderAdded": False,
+            "usagePending": False,
+            "warnings": [],
+            "watermark": _A1,
+            "started": True,
+            "checkpointPath": _CHECKPOINT,
+            "current": "# Session checkpoint\n\nTopic: (not written yet)\n\n## §1 Active intent\n…",
+            "instructions": _INSTRUCTIONS,
+            "instructionsTokens": 1710,
+        },
+    )
+)
+register(
+    MethodSpec(
+        "checkpoint/commit",
+        "request",
+        "client → sidecar",
+        "Checkpoint writer",
+        "Writes the writer's reply as checkpoint.md (atomically, inside the memory root) and settles the "
+        "writer as a success.",
+        ck.CommitParams,
+        ck.CommitResult,
+        {
+            "sessionId": _SID,
+            "watermark": _A1,
+            "content": "# Session checkpoint\n\nTopic: fix the failing build\n\n## §1 Active intent\n"
+            "_What the user wants now, …_\n- Latest ask: “Fix the failing build”\n…",
+        },
+        {
+            "watermark": _A1,
+            "writer": {"inFlight": False, "settlements": 1, "lastOutcome": "success"},
+            "path": _CHECKPOINT,
+            "bytesWritten": 1184,
+            "created": False,
+            "warnings": [],
+        },
+    )
+)
+
 register(
     MethodSpec(
         "rebuild/status",

@@ -5,10 +5,12 @@ tests/unit/test_real_session_requests.py).
 The transcript is imported, opened with the prefix its host declares, and `request/build` is asked
 for the main request and the writer's in each format (Anthropic with thinking unset, on and off,
 and cache breakpoints): the provider-rules checker finds nothing and the official SDK types accept
-each. Then the host's writer cycle (`rebuild/compute` → `checkpoint/writerStarted` → checkpoint.md
-written → `checkpoint/writerFinished`) and `rebuild/insert`: rebuilt, with the newest genuine user
-ask of the transcript in the boundary (the fidelity report and the boundary's text agree). The same
-checks; then the host's next steps synced, a second writer cycle and rebuild, the same checks.
+each. Then the host's writer cycle with the kit (`rebuild/compute` → `checkpoint/prepare` in each
+format → `checkpoint/commit`) and `rebuild/insert`: rebuilt, with the newest genuine user
+ask of the transcript in the boundary (the fidelity report and the boundary's text agree). The
+writer's whole request (`checkpoint/prepare`, its instructions last) is checked in every format
+too. The same checks; then the host's next steps synced, a second writer cycle and rebuild, the
+same checks.
 """
 
 from __future__ import annotations
@@ -31,12 +33,8 @@ Json = dict[str, Any]
 
 
 def build_every_format(client: SidecarClient, sid: str, phase: str) -> None:
-    for fmt, thinking in RUNS:
-        params: Json = {"sessionId": sid, "format": fmt}
-        if thinking is not None:
-            params["target"] = {"thinking": thinking}
-        if fmt == "anthropic":
-            params["cache"] = {"ttl": "5m"}
+    for fmt, params in requests_of_every_run(sid):
+        thinking = params.get("target", {}).get("thinking")
         for purpose in ("turn", "writer"):
             res = client.request("request/build", {**params, "purpose": purpose})
             assert res["messages"], (phase, fmt, purpose)
@@ -47,21 +45,44 @@ def build_every_format(client: SidecarClient, sid: str, phase: str) -> None:
                 res["prefix"].get("request"),
                 res["overrides"],
                 thinking=thinking,
-                open_end=purpose == "writer",
+                open_end=purpose == "writer",  # the writer's history; checkpoint/prepare closes it
                 where=f"{phase} {purpose}",
             )
 
 
-def writer_cycle_and_insert(client: SidecarClient, sid: str, memory: Path) -> Json:
+def writer_cycle_and_insert(client: SidecarClient, sid: str, phase: str) -> Json:
+    """The host's writer with the kit: `checkpoint/prepare` (the writer's whole request, its
+    instructions last) in every format, each sendable as is; `checkpoint/commit`; then the insert."""
     computed = client.request("rebuild/compute", {"sessionId": sid, "preview": False})
     watermark = computed["watermark"]["messageId"]
-    client.request("checkpoint/writerStarted", {"sessionId": sid, "watermark": watermark})
-    sdir = memory / "sessions" / sid
-    sdir.mkdir(parents=True, exist_ok=True)
-    (sdir / "checkpoint.md").write_text(CHECKPOINT, encoding="utf-8")
-    client.request("checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
+    for fmt, params in requests_of_every_run(sid):
+        prepared = client.request("checkpoint/prepare", {**params, "watermark": watermark})
+        assert prepared["watermark"] == watermark
+        thinking = params.get("target", {}).get("thinking")
+        assert_valid(
+            fmt,
+            prepared["messages"],
+            prepared["prefix"].get("request"),
+            prepared["overrides"],
+            thinking=thinking,
+            where=f"{phase} checkpoint/prepare",
+        )
+    client.request("checkpoint/commit", {"sessionId": sid, "watermark": watermark, "content": CHECKPOINT})
     inserted: Json = client.request("rebuild/insert", {"sessionId": sid, "reason": "auto"})
     return inserted
+
+
+def requests_of_every_run(sid: str) -> list[tuple[str, Json]]:
+    """request/build's params for each run of RUNS (Anthropic with cache breakpoints)."""
+    out = []
+    for fmt, thinking in RUNS:
+        params: Json = {"sessionId": sid, "format": fmt}
+        if thinking is not None:
+            params["target"] = {"thinking": thinking}
+        if fmt == "anthropic":
+            params["cache"] = {"ttl": "5m"}
+        out.append((fmt, params))
+    return out
 
 
 @pytest.mark.parametrize("path", one_session_per_tool())
@@ -77,7 +98,7 @@ def test_a_real_session_over_stdio_in_every_format_across_two_rebuilds(path: Pat
         client.request("session/open", params)
         build_every_format(client, sid, "before")
 
-        first = writer_cycle_and_insert(client, sid, memory)
+        first = writer_cycle_and_insert(client, sid, "before")
         assert first["outcome"] == "rebuilt", first.get("detail")
         newest = first["fidelity"]["newestUserAsk"]
         assert newest["messageId"] == ask[0]
@@ -92,6 +113,6 @@ def test_a_real_session_over_stdio_in_every_format_across_two_rebuilds(path: Pat
         steps = HostSteps(params)
         appended = [m for k in range(HOST_STEPS) for m in steps.step(k, image=k % 5 == 0)]
         client.request("session/sync", {"sessionId": sid, "upsertMessages": appended})
-        second = writer_cycle_and_insert(client, sid, memory)
+        second = writer_cycle_and_insert(client, sid, "after one rebuild")
         assert second["outcome"] == "rebuilt", second.get("detail")
         build_every_format(client, sid, "after a second rebuild")

@@ -19,7 +19,8 @@ from pytest_lsp import LanguageClient
 from mimo_sidecar.core import texts
 from mimo_sidecar.core.ids import IdMinter
 
-from .test_rebuild import SERVER, call
+from .conftest import SERVER
+from .test_rebuild import call
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

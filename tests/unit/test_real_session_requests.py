@@ -2,7 +2,8 @@
 
 For each session of shared/real-sessions (read in place, never copied; skipped when absent): import
 it, open it with the prefix its host declares (`host_loop.host_prefix`), then build the main request
-and the writer's request in each of the five formats (Anthropic with thinking unset, on and off,
+and the writer's request (its history, and closed by its instructions as `checkpoint/prepare`
+sends it) in each of the five formats (Anthropic with thinking unset, on and off,
 and with cache breakpoints) and require zero provider-rule violations and the official SDK types'
 acceptance. Then a rebuild (a writer's watermark stored, a checkpoint written in a temporary memory
 root, `insert`), the same checks; the host's next steps appended and a second rebuild, the same
@@ -43,6 +44,7 @@ RUNS: list[tuple[str, bool | None]] = [
     ("openai-responses", None),
     ("gemini", None),
 ]
+WRITER_INSTRUCTIONS = "Update checkpoint.md from the conversation above; reply with the whole file."
 HOST_STEPS = 24  # enough new tool output after the first rebuild for the second one to gain
 
 
@@ -72,9 +74,21 @@ def check_every_format(session: Session, memory: MemoryRoot, phase: str) -> int:
             writer.prefix.request,
             writer.request.overrides,
             thinking=thinking,
-            open_end=True,  # the host appends the writer's instructions
+            open_end=True,  # the writer's history: checkpoint/prepare closes it with the instructions
             where=f"{phase} writer",
         )
+        closed = engine.build_for_writer(
+            session, None, fmt=fmt, target=target, cache_ttl=cache, instructions=WRITER_INSTRUCTIONS
+        )
+        assert_valid(
+            fmt,
+            closed.request.messages,
+            closed.prefix.request,
+            closed.request.overrides,
+            thinking=thinking,
+            where=f"{phase} writer with its instructions",
+        )
+        assert closed.prefix.hash == main.prefix.hash  # the writer reads the main loop's prompt cache
         checked += 2
     return checked
 

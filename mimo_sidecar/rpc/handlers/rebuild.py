@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...core import engine
 from ...core.formats import BuildOutput, Target
@@ -11,6 +11,7 @@ from ...core.outcomes import Built, Computed, Inserted
 from ...core.render import RenderResult
 from ...service import InsertRequest
 from ...wire import rebuild as w
+from ...wire.checkpoint import PrepareParams
 from ..dispatch import rpc_method
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ def target_of(t: w.BuildTarget | None) -> Target | None:
     return Target(t.provider_id, t.model_id, t.thinking, t.images, t.tool_result_media, given=True)
 
 
-def output_of(p: w.BuildParams) -> BuildOutput:
+def output_of(p: w.BuildParams | PrepareParams) -> BuildOutput:
     return BuildOutput(p.format, target_of(p.target), p.cache.ttl if p.cache else None)
 
 
@@ -135,9 +136,10 @@ def insert_result(inserted: Inserted) -> w.InsertResult:
     )
 
 
-def build_result(built: Built, fmt: str) -> w.BuildResult:
+def build_fields(built: Built, fmt: str) -> dict[str, Any]:
+    """The fields of a `BuildResult` (also the first fields of `checkpoint/prepare`'s result)."""
     res = built.result
-    return w.BuildResult(
+    return dict(
         revision=built.revision,
         prefix=w.RequestPrefixInfo(
             system=res.prefix.system, tools=res.prefix.tools, hash=res.prefix.hash, request=res.prefix.request
@@ -154,6 +156,10 @@ def build_result(built: Built, fmt: str) -> w.BuildResult:
         usage_pending=res.usage_pending,
         warnings=res.request.warnings,
     )
+
+
+def build_result(built: Built, fmt: str) -> w.BuildResult:
+    return w.BuildResult(**build_fields(built, fmt))
 
 
 def register(server: SidecarServer) -> None:
