@@ -25,7 +25,7 @@ import pytest
 from mimo_sidecar.client import SidecarClient
 from mimo_sidecar.importers import import_transcript, newest_user_ask
 from tests.e2e.test_import_real_sessions import memory_root, one_session_per_tool
-from tests.unit.host_loop import HostSteps, assert_valid, host_prefix
+from tests.unit.host_loop import HostSteps, assert_wire_valid, host_prefix
 from tests.unit.test_real_session_requests import CHECKPOINT, HOST_STEPS, RUNS
 
 pytestmark = pytest.mark.e2e
@@ -39,14 +39,9 @@ def build_every_format(client: SidecarClient, sid: str, phase: str) -> None:
             res = client.request("request/build", {**params, "purpose": purpose})
             assert res["messages"], (phase, fmt, purpose)
             assert len(res["sourceGroups"]) == len(res["messages"])
-            assert_valid(
-                fmt,
-                res["messages"],
-                res["prefix"].get("request"),
-                res["overrides"],
-                thinking=thinking,
-                open_end=purpose == "writer",  # the writer's history; checkpoint/prepare closes it
-                where=f"{phase} {purpose}",
+            # The writer's history is open: checkpoint/prepare closes it.
+            assert_wire_valid(
+                fmt, res, thinking=thinking, open_end=purpose == "writer", where=f"{phase} {purpose}"
             )
 
 
@@ -59,14 +54,7 @@ def writer_cycle_and_insert(client: SidecarClient, sid: str, phase: str) -> Json
         prepared = client.request("checkpoint/prepare", {**params, "watermark": watermark})
         assert prepared["watermark"] == watermark
         thinking = params.get("target", {}).get("thinking")
-        assert_valid(
-            fmt,
-            prepared["messages"],
-            prepared["prefix"].get("request"),
-            prepared["overrides"],
-            thinking=thinking,
-            where=f"{phase} checkpoint/prepare",
-        )
+        assert_wire_valid(fmt, prepared, thinking=thinking, where=f"{phase} checkpoint/prepare")
     client.request("checkpoint/commit", {"sessionId": sid, "watermark": watermark, "content": CHECKPOINT})
     inserted: Json = client.request("rebuild/insert", {"sessionId": sid, "reason": "auto"})
     return inserted

@@ -239,6 +239,16 @@ def assert_valid(
         validate(fmt, messages, prefix, overrides)
 
 
+def assert_built_valid(fmt: str, built: Any, **kw: Any) -> None:
+    """`assert_valid` over a core `BuildResult` (engine.build, engine.build_for_writer)."""
+    assert_valid(fmt, built.request.messages, built.prefix.request, built.request.overrides, **kw)
+
+
+def assert_wire_valid(fmt: str, result: Json, **kw: Any) -> None:
+    """`assert_valid` over a `request/build` or `checkpoint/prepare` result as received."""
+    assert_valid(fmt, result["messages"], result["prefix"].get("request"), result["overrides"], **kw)
+
+
 def cache_blocks(prefix: Json, messages: list[Json]) -> list[str]:
     """An Anthropic request as the prompt cache reads it: tools, system, then message blocks, each
     with its role, without `cache_control`."""

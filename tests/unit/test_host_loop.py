@@ -34,7 +34,13 @@ from mimo_sidecar.core.session import batch_from_messages
 from mimo_sidecar.importers import import_transcript
 from tests.real_sessions import main_session_files, real_sessions_root
 from tests.unit.builders import checkpoint_memory
-from tests.unit.host_loop import HostSteps, assert_valid, cache_prefixes_kept, host_prefix, reminder_position
+from tests.unit.host_loop import (
+    HostSteps,
+    assert_built_valid,
+    cache_prefixes_kept,
+    host_prefix,
+    reminder_position,
+)
 from tests.unit.importers.transcripts import open_in_core
 from tests.unit.test_real_session_requests import CHECKPOINT, NOW, rebuild
 
@@ -98,14 +104,7 @@ def test_turn_after_turn_across_rebuilds(source: Callable[[], Json], fmt: str, t
             cache_ttl="5m" if anthropic else None,
         )
         request = res.request
-        assert_valid(
-            fmt,
-            request.messages,
-            res.prefix.request,
-            request.overrides,
-            thinking=target and True,
-            where=f"turn {turn}",
-        )
+        assert_built_valid(fmt, res, thinking=True if anthropic else None, where=f"turn {turn}")
         first_hash = first_hash or res.prefix.hash
         assert res.prefix.hash == first_hash, turn
         if anthropic:

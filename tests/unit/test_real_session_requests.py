@@ -27,7 +27,7 @@ from mimo_sidecar.core.session import Session, batch_from_messages
 from mimo_sidecar.importers import import_transcript, newest_user_ask
 from tests.real_sessions import real_session_files
 from tests.unit.builders import checkpoint_memory
-from tests.unit.host_loop import HostSteps, assert_valid, host_prefix
+from tests.unit.host_loop import HostSteps, assert_built_valid, host_prefix
 from tests.unit.importers.transcripts import open_in_core
 
 NOW = 1_800_000_000_000
@@ -58,36 +58,15 @@ def check_every_format(session: Session, memory: MemoryRoot, phase: str) -> int:
             session, memory, RebuildConfig(), now_ms=NOW, fmt=fmt, target=target, cache_ttl=cache
         )
         assert main.request.messages, (phase, fmt)
-        assert_valid(
-            fmt,
-            main.request.messages,
-            main.prefix.request,
-            main.request.overrides,
-            thinking=thinking,
-            where=f"{phase} main",
-        )
+        assert_built_valid(fmt, main, thinking=thinking, where=f"{phase} main")
         writer = engine.build_for_writer(session, None, fmt=fmt, target=target, cache_ttl=cache)
         assert writer.request.messages, (phase, fmt)
-        assert_valid(
-            fmt,
-            writer.request.messages,
-            writer.prefix.request,
-            writer.request.overrides,
-            thinking=thinking,
-            open_end=True,  # the writer's history: checkpoint/prepare closes it with the instructions
-            where=f"{phase} writer",
-        )
+        # The writer's history: checkpoint/prepare closes it with the instructions.
+        assert_built_valid(fmt, writer, thinking=thinking, open_end=True, where=f"{phase} writer")
         closed = engine.build_for_writer(
             session, None, fmt=fmt, target=target, cache_ttl=cache, instructions=WRITER_INSTRUCTIONS
         )
-        assert_valid(
-            fmt,
-            closed.request.messages,
-            closed.prefix.request,
-            closed.request.overrides,
-            thinking=thinking,
-            where=f"{phase} writer with its instructions",
-        )
+        assert_built_valid(fmt, closed, thinking=thinking, where=f"{phase} writer with its instructions")
         assert closed.prefix.hash == main.prefix.hash  # the writer reads the main loop's prompt cache
         checked += 2
     return checked
