@@ -13,7 +13,9 @@ message) and a memory root, then measures:
   `session/sync` of one part followed by `rebuild/compute`, `rebuild/compute` with preview,
   `rebuild/insert` (writer already settled), `request/build` after the rebuild (also in every
   output format, as a ratio of `ai-sdk`) and over the whole un-rebuilt view, and the process's
-  peak RSS.
+  peak RSS;
+- then, once, `request/build` in every format on the largest real session of shared/real-sessions
+  after a rebuild (`benchmarks/real_session.py`; skipped, with the reason printed, when absent).
 
 Round trips are timed from the first byte written to the parsed response (the client's own
 encoding is done beforehand). Methods the sidecar does not implement yet (-32601) are reported
@@ -658,6 +660,7 @@ def main(argv: list[str] | None = None) -> int:
         "--reps", type=int, default=None, help="repetitions of the cheap calls (default 30, quick 8)"
     )
     ap.add_argument("--no-stdio", action="store_true", help="in-process figures only")
+    ap.add_argument("--no-real", action="store_true", help="skip the largest real session's row")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "latest.json"))
     ap.add_argument(
         "--sidecar", help="command that starts the sidecar (default: this Python -m mimo_sidecar)"
@@ -677,6 +680,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for n in sizes:
             results["sizes"][str(n)] = run_size(n, reps, tmp, args.no_stdio)
+        if not (args.no_stdio or args.no_real):
+            from benchmarks import real_session  # imports this module as benchmarks.run
+
+            log("[real] the largest real session…")
+            results["real_session"] = real_session.measure(reps, tmp, SIDECAR_COMMAND)
     finally:
         logs = {p.name: p.read_text(errors="replace")[-4000:] for p in tmp.glob("sidecar-*.log")}
         shutil.rmtree(tmp, ignore_errors=True)
@@ -688,7 +696,12 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write(
         f"mimo-sidecar benchmarks — {m['cpu_count']} CPUs, Python {m['python']}, {m.get('cpu', '')}\n\n"
     )
-    sys.stdout.write(table(results) + f"\n\nfigures: {out}\n")
+    sys.stdout.write(table(results) + "\n")
+    if "real_session" in results:
+        from benchmarks import real_session
+
+        sys.stdout.write("\n" + real_session.table(results["real_session"]) + "\n")
+    sys.stdout.write(f"\nfigures: {out}\n")
     return 0
 
 

@@ -27,7 +27,7 @@ from .config import RebuildConfig
 from .errors import DomainError, ErrorCode
 from .fidelity import FidelityReport, fidelity_report
 from .formats import DEFAULT_FORMAT, Target
-from .formats.prefix import prefix_hash, render_prefix
+from .formats.prefix import prefix_hash, render_prefix, warn_tools_missing
 from .formats.report import Report
 from .ids import IdMinter, IdScheme, ascending_scheme
 from .memory_files import MemoryRoot
@@ -504,7 +504,26 @@ def prefix_of(session: Session, built: BuiltRequest | None = None) -> RequestPre
     request = render_prefix(
         built.format, system, tools, model_id=model_id, cache_ttl=built.cache_ttl, report=report
     )
+    if request is not None:
+        warn_tools_missing(built.format, request, built.messages, report)
     return RequestPrefix(system, tools, prefix_hash(system, tools, request), request)
+
+
+def model_in_use(session: Session, agent_id: str) -> tuple[str | None, str | None] | None:
+    """The provider and model of the slice's newest stored assistant message: the default target
+    of the provider formats. Read from storage, not from the request, so that it does not change
+    when a rebuild collapses the assistant messages out of the view (the Chat system role and the
+    prefix hash depend on it) and so that the writer's fork goes to the model the loop uses."""
+    for message in session.newest_first(agent_id):
+        if message.role != "assistant":
+            continue
+        provider, model = message.info.get("providerID"), message.info.get("modelID")
+        if isinstance(provider, str) or isinstance(model, str):
+            return (
+                provider if isinstance(provider, str) else None,
+                model if isinstance(model, str) else None,
+            )
+    return None
 
 
 def has_memory_artifacts(session: Session, memory: MemoryRoot, config: RebuildConfig, now_ms: int) -> bool:
@@ -545,6 +564,7 @@ def build(
         fmt=fmt,
         target=target,
         cache_ttl=cache_ttl,
+        model_in_use=model_in_use(session, agent_id),
     )
     pending = usage_recovered(view, session.ordering(), session.view_carriers(agent_id))
     return BuildResult(prefix_of(session, built), built, reminder is not None, pending)
@@ -591,5 +611,6 @@ def build_for_writer(
         target=target,
         cache_ttl=cache_ttl,
         closing=(instructions, view[-1].id) if instructions is not None and view else None,
+        model_in_use=model_in_use(session, MAIN_AGENT),
     )
     return BuildResult(prefix_of(session, built), built, False, False)

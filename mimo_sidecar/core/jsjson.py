@@ -77,8 +77,42 @@ def _js_string(s: str) -> str:
     return out
 
 
+_PLAIN_LEAVES = frozenset({str, int, bool, type(None)})
+
+
+def _orjson_writes_it_as_js(value: Any) -> bool:
+    """True when orjson's text of a container is `JSON.stringify`'s: no float, no integer beyond
+    2^53 and no leaf of another type anywhere (orjson would serialize a datetime or a dataclass
+    where JavaScript has no such value). Lone surrogates and non-string keys make orjson raise. A
+    container met twice (shared, or a cycle) takes the exact path too."""
+    stack = [value]
+    seen: set[int] = set()
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (dict, list, tuple)):
+            if id(v) in seen:
+                return False
+            seen.add(id(v))
+            stack.extend(v.values() if isinstance(v, dict) else v)
+        elif type(v) not in _PLAIN_LEAVES or (type(v) is int and abs(v) > _MAX_SAFE):
+            return False
+    return True
+
+
 def js_stringify(value: Any) -> str | None:
-    """`JSON.stringify(value)` for JSON-like Python data; None where JavaScript returns undefined."""
+    """`JSON.stringify(value)` for JSON-like Python data; None where JavaScript returns undefined.
+
+    Containers of plain values go through orjson (C speed: tool inputs are stringified for every
+    OpenAI request); anything orjson would write differently takes the exact pure-Python path."""
+    if isinstance(value, (dict, list, tuple)) and _orjson_writes_it_as_js(value):
+        try:
+            return orjson.dumps(value).decode()
+        except (TypeError, orjson.JSONEncodeError):
+            pass  # a lone surrogate or a non-string key
+    return _js_stringify(value)
+
+
+def _js_stringify(value: Any) -> str | None:
     if value is None:
         return "null"
     if value is True:
@@ -92,12 +126,12 @@ def js_stringify(value: Any) -> str | None:
     if isinstance(value, dict):
         items = []
         for k, v in value.items():
-            sv = js_stringify(v)
+            sv = _js_stringify(v)
             if sv is not None:  # undefined members are omitted
                 items.append(_js_string(str(k)) + ":" + sv)
         return "{" + ",".join(items) + "}"
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(js_stringify(v) or "null" for v in value) + "]"
+        return "[" + ",".join(_js_stringify(v) or "null" for v in value) + "]"
     return None
 
 

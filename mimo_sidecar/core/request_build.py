@@ -62,10 +62,13 @@ def build_messages(
     target: Target | None = None,
     cache_ttl: str | None = None,
     closing: tuple[str, str] | None = None,
+    model_in_use: tuple[str | None, str | None] | None = None,
 ) -> BuiltRequest:
     """View → (collapse) → normalised turns (+ reminder, + closing text) → the messages of format
     `fmt`. `closing` is `(text, source)`: a last user text that no stored message holds (the
-    writer's instructions), attributed to the stored message `source`."""
+    writer's instructions), attributed to the stored message `source`. `model_in_use` (provider,
+    model) is the target's default when the host names none; without it, the newest assistant
+    turn of the request."""
     msgs = list(messages)
     report = Report()
     collapsed_ids: list[str] = []
@@ -78,7 +81,7 @@ def build_messages(
         add_reminder(turns, msgs, reminder, report)
     if closing is not None:
         add_closing_text(turns, *closing)
-    history = render_history(fmt, turns, target, report, cache_ttl)
+    history = render_history(fmt, turns, target, report, cache_ttl, model_in_use)
     rendered = history.rendered
     used = {source for group in rendered.sources for source in group}
     return BuiltRequest(

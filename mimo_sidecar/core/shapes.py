@@ -19,7 +19,10 @@ OpenAI Chat Completions       ``{"type": "function", "id", "function": {"name", 
                               (a ``tool_calls`` entry used as a part)
 OpenAI Responses              ``{"type": "function_call", "call_id", "name", "arguments"}``;
                               ``{"type": "custom_tool_call", "call_id", "name", "input"}``
-                              (a freeform tool: ``input`` is a plain string, kept as the input)
+                              (a freeform tool: ``input`` is a plain string, kept as the input);
+                              ``{"type": "local_shell_call", "call_id", "action"}`` (tool
+                              ``local_shell``, input = ``action``; Codex answers it with a
+                              ``function_call_output``)
 ============================  ===============================================================
 
 OpenAI ``arguments`` is a JSON string: it is parsed into the input; an empty or blank string means
@@ -69,7 +72,12 @@ from .message import Json, Message
 
 INLINE_TOOL = "tool"
 CUSTOM_TOOL_CALL = "custom_tool_call"  # Responses freeform tool call: `input` is a string
-USE_PART_TYPES = frozenset({INLINE_TOOL, "tool_use", "function", "function_call", CUSTOM_TOOL_CALL})
+# Responses `local_shell_call` {call_id, action}: Codex answers it with a `function_call_output`.
+LOCAL_SHELL_CALL = "local_shell_call"
+LOCAL_SHELL_TOOL = "local_shell"  # its tool's name (the Responses tool type)
+USE_PART_TYPES = frozenset(
+    {INLINE_TOOL, "tool_use", "function", "function_call", CUSTOM_TOOL_CALL, LOCAL_SHELL_CALL}
+)
 RESULT_PART_TYPES = frozenset({"tool_result", "function_call_output", "custom_tool_call_output"})
 MESSAGE_LEVEL_RESULT = -1  # ToolResult.part_index of an OpenAI Chat tool-role message
 
@@ -128,6 +136,8 @@ def _use_of(part: Json, index: int) -> ToolUse | None:
         tool_input = parse_arguments(part.get("arguments"))
     elif ptype == CUSTOM_TOOL_CALL:
         call_id, name, tool_input = _call_id(part.get("call_id")), part.get("name"), part.get("input")
+    elif ptype == LOCAL_SHELL_CALL:
+        call_id, name, tool_input = _call_id(part.get("call_id")), LOCAL_SHELL_TOOL, part.get("action")
     else:
         return None
     if call_id is None:

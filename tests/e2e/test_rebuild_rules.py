@@ -33,6 +33,7 @@ NO_GUARD = {"checkpoint": {**CONFIG["checkpoint"], "inflation_guard": False}}
 SMALL_MODEL = {"contextWindow": 20_000, "maxOutputTokens": 4_000, "providerId": "openai", "modelId": "gpt"}
 V1_ID = re.compile(r"(msg|prt)_[0-9a-f]{12}[0-9A-Za-z]{14}")
 
+
 @pytest_lsp.fixture(scope="module", config=SERVER)
 async def rb(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[None]:
     root = tmp_path_factory.mktemp("memory")

@@ -23,7 +23,7 @@ from mimo_sidecar.core.writer_brief import CURRENT_OPEN, INSTRUCTIONS_LEAD, NO_C
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
 from mimo_sidecar.testing.standin_writer import standin_checkpoint
 from tests.unit.builders import assistant, text, tool, usage, user
-from tests.unit.test_format_properties import SHAPES, session_messages, steps
+from tests.unit.test_format_properties import PREFIX, SHAPES, session_messages, steps
 from tests.unit.test_memory_writes import snapshot
 
 SID = "ses_kit"
@@ -157,7 +157,8 @@ def test_a_checkpoint_outside_the_root_is_never_read(tmp_path: Path) -> None:
 def test_the_instructions_close_the_request_in_every_format_within_the_provider_rules(
     tmp_path: Path, fmt: str, end_with_user: bool
 ) -> None:
-    svc = service(tmp_path, messages=history(end_with_user=end_with_user))
+    # The host's tools: Anthropic rejects a history with calls and no tools (anthropic/tools-required).
+    svc = service(tmp_path, messages=history(end_with_user=end_with_user), request_prefix=PREFIX)
     watermark = "m05" if end_with_user else "m04"
     prepared = svc.prepare_writer(SID, watermark, BuildOutput(fmt))  # type: ignore[arg-type]
     request = prepared.result.request
@@ -179,7 +180,7 @@ def test_any_writer_request_with_its_instructions_keeps_the_provider_rules(
     shape: str, generated: list[tuple[Any, ...]]
 ) -> None:
     svc = SidecarService(memory_root="/nonexistent-kit-root")
-    svc.open(OpenRequest(SID, messages=session_messages(shape, generated)))
+    svc.open(OpenRequest(SID, messages=session_messages(shape, generated), request_prefix=PREFIX))
     for fmt in FORMATS:
         try:
             prepared = svc.prepare_writer(SID, output=BuildOutput(fmt))  # type: ignore[arg-type]

@@ -39,7 +39,7 @@ call_ids = st.one_of(
     st.from_regex(r"toolu_[A-Za-z0-9]{80}", fullmatch=True),  # over every length limit
     st.from_regex(r"tool:[a-z]{2,6}\.[0-9]{1,3}", fullmatch=True),  # odd characters
 )
-prose = st.sampled_from(["", "ok", "reading the file", "done  \n", "第二步", "x" * 300])
+prose = st.sampled_from(["", "\n\n", "ok", "reading the file", "done  \n", "第二步", "x" * 300])
 results = st.sampled_from(["ok", "error", "missing", "interrupted", "image", "late", "duplicate"])
 calls = st.lists(st.tuples(call_ids, st.sampled_from(["read", "bash", "edit"]), results), max_size=3)
 steps = st.one_of(

@@ -323,3 +323,12 @@ def test_nesting_deeper_than_the_python_stack_is_unserializable() -> None:
     for _ in range(5000):
         v = [v]
     assert js_json_length(v) is None  # counts 1000 tokens, like a part JavaScript cannot serialize
+
+
+def test_shared_and_cyclic_containers_take_the_exact_path() -> None:
+    shared = [1, "x"]
+    assert js_stringify({"a": shared, "b": shared}) == '{"a":[1,"x"],"b":[1,"x"]}'
+    cyclic: list[Any] = []
+    cyclic.append(cyclic)
+    with pytest.raises(RecursionError):  # as JavaScript's JSON.stringify throws on a cycle
+        js_stringify(cyclic)

@@ -63,15 +63,20 @@ class History:
 
 
 def render_history(
-    fmt: str, turns: Sequence[Turn], target: Target | None, report: Report, cache_ttl: str | None = None
+    fmt: str,
+    turns: Sequence[Turn],
+    target: Target | None,
+    report: Report,
+    cache_ttl: str | None = None,
+    model_in_use: tuple[str | None, str | None] | None = None,
 ) -> History:
-    """The normalised turns in format `fmt`."""
+    """The normalised turns in format `fmt` (`model_in_use`: see `target.resolve`)."""
     renderer, make_ids, default_model = RENDERERS[fmt]
     if cache_ttl is not None and fmt not in CACHE_FORMATS:
         report.warn(CACHE_IGNORED, f"prompt-cache breakpoints are set only in {', '.join(CACHE_FORMATS)}")
         cache_ttl = None
     ids = make_ids()
-    resolved = resolve(target, turns, filter_by_default=default_model)
+    resolved = resolve(target, turns, filter_by_default=default_model, model_in_use=model_in_use)
     rendered = renderer(turns, RenderContext(resolved, report, ids, cache_ttl))
     return History(rendered, ids.mapped, resolved, cache_ttl)
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from . import report as r
 from .context import RenderContext, Rendered
-from .model import ANTHROPIC, OPENAI, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .model import ANTHROPIC, OPENAI, Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 
 FORMAT = "ai-sdk"
 
@@ -47,12 +48,14 @@ def _media_item(media: Media) -> Json:
     return {"type": "media", "data": data, "mediaType": media.mime}
 
 
-def _reasoning(reasoning: Reasoning) -> Json:
+def _reasoning(reasoning: Reasoning, ctx: RenderContext, source: str) -> Json:
     block: Json = {"type": "reasoning", "text": reasoning.text}
     native = reasoning.native
     if native is None:
         if reasoning.metadata is not None:
-            block["providerOptions"] = reasoning.metadata
+            options = _provider_options(reasoning.metadata, ctx, source)
+            if options is not None:
+                block["providerOptions"] = options
     elif native.get("type") == "thinking":
         block["providerOptions"] = {ANTHROPIC: {"signature": native.get("signature")}}
     elif native.get("type") == "redacted_thinking":
@@ -61,6 +64,19 @@ def _reasoning(reasoning: Reasoning) -> Json:
         options = {"itemId": native.get("id"), "reasoningEncryptedContent": native.get("encrypted_content")}
         block["providerOptions"] = {OPENAI: {k: v for k, v in options.items() if v is not None}}
     return block
+
+
+def _provider_options(metadata: Json, ctx: RenderContext, source: str) -> Json | None:
+    """A MiMo part's metadata as AI SDK `providerOptions` (as stored), which map each provider to
+    an object: other entries (an export's redaction markers, say) would fail the `ai` schema; they
+    are left out and counted (None: nothing left)."""
+    options = {key: value for key, value in metadata.items() if isinstance(value, dict)}
+    if len(options) == len(metadata):
+        return metadata
+    ctx.report.tally(
+        r.PROVIDER_OPTIONS_DROPPED, "reasoning metadata entries that are not provider objects", source
+    )
+    return options or None
 
 
 def tool_output(result: ToolResult) -> Json:
@@ -88,6 +104,8 @@ def _user(turn: Turn, ctx: RenderContext) -> list[Json]:
     for block in turn.blocks:
         if isinstance(block, Text):
             content.append({"type": "text", "text": block.text})
+        elif isinstance(block, Compaction):
+            ctx.compaction_dropped(turn.sources[0])
         elif isinstance(block, Media):
             if not ctx.target.images:
                 content.append(
@@ -116,7 +134,7 @@ def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
             content.append({"type": "text", "text": block.text})
         elif isinstance(block, Reasoning):
             if not ctx.target.given or ctx.keep_reasoning(block, turn, None, FORMAT):
-                content.append(_reasoning(block))
+                content.append(_reasoning(block, ctx, turn.sources[0]))
         elif isinstance(block, ToolCall):
             content.append(_tool_call(block))
     return content

@@ -180,7 +180,8 @@ def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
                 boundary_index = len(out.messages) - 1
     _final_assistant_rules(out, ctx)
     if ctx.cache_ttl is not None:
-        place_message_breakpoints(out.messages, boundary_index, ctx.cache_ttl)
+        volatile = frozenset(id(block) for block in ctx.volatile)
+        place_message_breakpoints(out.messages, boundary_index, ctx.cache_ttl, volatile)
     return out
 
 

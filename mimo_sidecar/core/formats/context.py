@@ -6,9 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..jstext import is_blank
 from . import report as r
 from .call_ids import CallIdMap
-from .model import Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .model import Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 from .target import Target, replay_refusal
 
 # Fixed texts: byte-stable from request to request (provider-formats §D7).
@@ -38,6 +39,7 @@ class RenderContext:
     ids: CallIdMap
     cache_ttl: str | None = None
     dropped_calls: set[str] = field(default_factory=set)  # calls not replayed: their results neither
+    volatile: list[Json] = field(default_factory=list)  # rendered volatile blocks (Text.volatile)
 
     def not_replayed(self, call: ToolCall, source: str) -> bool:
         """§D1.3: a provider-executed call (and its result) is replayed only in `ai-sdk`."""
@@ -63,6 +65,13 @@ class RenderContext:
             return True
         self.report.tally(r.REASONING_DROPPED, f"reasoning not replayed to {fmt}: {refusal}", turn.sources[0])
         return False
+
+    def compaction_dropped(self, source: str) -> None:
+        self.report.tally(
+            r.COMPACTION_DROPPED,
+            "encrypted compaction summaries not sent (only the Responses API reads them; the label is)",
+            source,
+        )
 
     def media_placeholder(self, media: Media, reason: str, source: str) -> Text:
         self.report.tally(r.MEDIA_REPLACED, f"attachment replaced by a placeholder: {reason}", source)
@@ -118,6 +127,10 @@ def user_blocks(turn: Turn, ctx: RenderContext, shapes: BlockShapes) -> list[Jso
     for block in turn.blocks:
         if isinstance(block, Text):
             content.append(shapes.text(block.text))
+            if block.volatile:
+                ctx.volatile.append(content[-1])
+        elif isinstance(block, Compaction):
+            ctx.compaction_dropped(turn.sources[0])
         elif isinstance(block, Media):
             rendered = shapes.media(block, ctx, turn.sources[0])
             if rendered is not None:
@@ -132,8 +145,10 @@ def result_blocks(
     items: list[Json] = []
     for block in result.content:
         if isinstance(block, Text):
-            if block.text:
+            if not is_blank(block.text):
                 items.append(shapes.text(block.text))
+            elif block.text:
+                ctx.report.tally(r.BLANK_TEXT_DROPPED, "whitespace-only text blocks not sent", source)
             continue
         rendered = shapes.media(block, ctx, source)
         if rendered is None:

@@ -2,7 +2,7 @@
 
 `normalize.normalize` turns the stored view (any host shape, behavior.md#shapes) into a list of `Turn`s:
 
-- a **user** turn holds `Text` and `Media` blocks;
+- a **user** turn holds `Text` and `Media` blocks (and `Compaction`, an encrypted summary item);
 - an **assistant** turn is one provider response (one step): `Text`, `Reasoning` and `ToolCall`
   blocks in the order the model produced them. Split entries that share `providerMessageID` are
   already merged into one turn;
@@ -35,6 +35,7 @@ class Text:
     text: str
     metadata: Json | None = None  # a MiMo text part's metadata (Gemini thought signatures)
     phase: str | None = None  # a Responses assistant message's phase (commentary/final_answer)
+    volatile: bool = False  # changes place every turn (the memory reminder): never a cache breakpoint
 
 
 @dataclass(slots=True)
@@ -149,7 +150,15 @@ class ToolResult:
         return [b for b in self.content if isinstance(b, Media)]
 
 
-Block = Text | Media | Reasoning | ToolCall | ToolResult
+@dataclass(slots=True)
+class Compaction:
+    """A provider's compaction item in a user turn (Codex `compaction`, after its label text): the
+    whole history before it, encrypted; only the Responses API that wrote it can read it back."""
+
+    encrypted: str
+
+
+Block = Text | Media | Reasoning | ToolCall | ToolResult | Compaction
 
 
 @dataclass(slots=True)
@@ -160,6 +169,7 @@ class Turn:
     provider: str | None = None  # assistant: info.providerID
     model: str | None = None  # assistant: info.modelID
     boundary: bool = False  # the rebuild boundary's user turn
+    instructions: bool = False  # user: a provider's developer/system message (`info.providerRole`)
     deferred: list[Turn] = field(default_factory=list)  # internal: user content held for after results
 
     def add_source(self, message_id: str) -> None:

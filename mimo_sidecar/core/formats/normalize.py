@@ -32,19 +32,33 @@ from typing import Any
 
 from .. import texts
 from ..jsjson import js_stringify
+from ..jstext import is_blank
 from ..message import Message
 from ..shapes import (
     CUSTOM_TOOL_CALL,
     INLINE_TOOL,
     MESSAGE_LEVEL_RESULT,
     RESULT_PART_TYPES,
+    USE_PART_TYPES,
     ToolUse,
     is_carrier,
     tool_results,
     tool_uses,
 )
 from . import report as r
-from .model import ANTHROPIC, GOOGLE, OPENAI, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .model import (
+    ANTHROPIC,
+    GOOGLE,
+    OPENAI,
+    Compaction,
+    Json,
+    Media,
+    Reasoning,
+    Text,
+    ToolCall,
+    ToolResult,
+    Turn,
+)
 
 ABORTED_ERROR_NAME = "MessageAbortedError"
 STEP_START = "step-start"
@@ -63,6 +77,13 @@ REPLAY_KEYS = {
     "bedrock": ("signature", "redactedData"),
 }
 DEFAULT_MIME = "application/octet-stream"
+# Responses items of tools the provider ran itself (hosted web search, image generation): the model
+# saw their results inside the same response, and they have no shape outside that API's own
+# stateful replay; they are not replayed (counted as provider-executed).
+SERVER_TOOL_ITEMS = frozenset({"web_search_call", "image_generation_call"})
+# `info.providerRole` of a user-role message that was the provider's developer/system message
+# (Codex): OpenAI Responses gets it back as a developer message, other formats as user text.
+INSTRUCTION_ROLES = frozenset({"developer", "system"})
 
 
 # =============================================================================================
@@ -173,8 +194,9 @@ def media_block(part: Json) -> Media | Text | None:
     return None
 
 
-def _content_blocks(content: Any) -> tuple[list[Text | Media], bool]:
-    """A split result's content (string, or a list of text/media blocks) → blocks, as_string."""
+def _content_blocks(content: Any, unsent: list[str]) -> tuple[list[Text | Media], bool]:
+    """A split result's content (string, or a list of text/media blocks) → blocks, as_string.
+    The types of list items that are neither text nor media go to `unsent`."""
     if content is None:
         return [], True
     if isinstance(content, str):
@@ -192,6 +214,10 @@ def _content_blocks(content: Any) -> tuple[list[Text | Media], bool]:
                 media = media_block(item)
                 if media is not None:
                     blocks.append(media)
+                else:
+                    unsent.append(str(item.get("type")))
+        else:
+            unsent.append(type(item).__name__)
     return blocks, False
 
 
@@ -236,7 +262,7 @@ def interrupted_result(call: ToolCall) -> ToolResult:
     )
 
 
-def _split_result(carrier: Message, call: ToolCall, result: Any) -> ToolResult:
+def _split_result(carrier: Message, call: ToolCall, result: Any, unsent: list[str]) -> ToolResult:
     """A split result (core.shapes.ToolResult) with its content blocks read from the stored part."""
     if result.part_index == MESSAGE_LEVEL_RESULT:
         holder = next((p for p in carrier.parts if p.get("type") == "text"), None)
@@ -245,12 +271,14 @@ def _split_result(carrier: Message, call: ToolCall, result: Any) -> ToolResult:
     else:
         holder = carrier.parts[result.part_index]
         raw = holder.get("content") if holder.get("type") == "tool_result" else holder.get("output")
-        content, as_string = _content_blocks(raw)
+        content, as_string = _content_blocks(raw, unsent)
     error = result.is_error or result.interrupted  # behavior.md#logical-calls: an interruption is an error
     if _is_compacted(holder):
         content, as_string = [Text(texts.CLEARED_TOOL_RESULT)], True
+        unsent.clear()  # the whole content is replaced
     elif error:  # an error result is its text
         content, as_string = [Text(result.content)], True
+        unsent.clear()
     return ToolResult(
         call.call_id, call.name, content, is_error=error, as_string=as_string, custom=call.custom
     )
@@ -321,6 +349,16 @@ class _Normalizer:
         return self.turns
 
     # -- user content ----------------------------------------------------------------------
+    def sendable(self, text: str, message_id: str) -> bool:
+        """Non-empty text with something besides whitespace. Anthropic rejects a whitespace-only
+        text block (Claude Code stores "\\n\\n" blocks the model emitted): it is left out, counted."""
+        if not text:
+            return False
+        if is_blank(text):
+            self.report.tally(r.BLANK_TEXT_DROPPED, "whitespace-only text blocks not sent", message_id)
+            return False
+        return True
+
     def user_turn(self, msg: Message, parts: Iterable[Json]) -> Turn | None:
         """A user turn (behavior.md#part-conversion); D2: the boundary's own parts are never
         dropped by the skill flag."""
@@ -344,7 +382,7 @@ class _Normalizer:
                             f"{msg.id}: boundary text part {part.get('id')!r} is not sendable (D2)",
                         )
                     continue
-                if text:
+                if self.sendable(text, msg.id):
                     blocks.append(Text(text, _dict(part.get("metadata"))))
             elif ptype == "checkpoint":
                 if not seen_checkpoint:  # the first checkpoint part is authoritative
@@ -352,6 +390,9 @@ class _Normalizer:
                     blocks.append(Text(texts.CHECKPOINT_LABEL))
             elif ptype == "compaction":
                 blocks.append(Text(texts.COMPACTION_LABEL))
+                encrypted = part.get("encrypted_content")
+                if isinstance(encrypted, str) and encrypted:
+                    blocks.append(Compaction(encrypted))
             elif ptype == "subtask":
                 blocks.append(_subtask_text(part))
             elif ptype in BOOKKEEPING_PARTS:
@@ -364,7 +405,13 @@ class _Normalizer:
                     self.report.tally(r.PART_NOT_SENT, f"user part of type {ptype!r}", msg.id)
         if not blocks:
             return None
-        return Turn("user", blocks, [msg.id], boundary=msg.is_boundary())
+        return Turn(
+            "user",
+            blocks,
+            [msg.id],
+            boundary=msg.is_boundary(),
+            instructions=msg.info.get("providerRole") in INSTRUCTION_ROLES,
+        )
 
     def carrier(self, msg: Message) -> None:
         """Results are taken by their calls (`close`); the rest is user content after them."""
@@ -428,7 +475,7 @@ class _Normalizer:
             ptype = part.get("type")
             if ptype == "text" or ptype == "output_text":
                 text = part.get("text")
-                if isinstance(text, str) and text and not part.get("ignored"):
+                if isinstance(text, str) and not part.get("ignored") and self.sendable(text, msg.id):
                     metadata = _dict(part.get("metadata"))
                     blocks.append(Text(text, metadata, _phase(part, metadata)))
             elif ptype in ("reasoning", "thinking", "redacted_thinking"):
@@ -467,7 +514,11 @@ class _Normalizer:
                 self.add_call(call, position, msg, target)
             elif ptype in BOOKKEEPING_PARTS or ptype in ("checkpoint", "compaction"):
                 continue
-            elif ptype not in ("tool_use", "function", "function_call", CUSTOM_TOOL_CALL):
+            elif ptype in SERVER_TOOL_ITEMS:
+                self.report.tally(
+                    r.PROVIDER_EXECUTED_DROPPED, f"server tool items not replayed ({ptype})", msg.id
+                )
+            elif ptype not in USE_PART_TYPES:
                 self.report.tally(r.PART_NOT_SENT, f"assistant part of type {ptype!r}", msg.id)
 
     def add_call(self, call: ToolCall, position: int, msg: Message, target: _Step) -> bool:
@@ -504,7 +555,12 @@ class _Normalizer:
                         result = interrupted_result(call)
                         result.source = turn.sources[-1]
                     else:
-                        result = _split_result(found.carrier, call, found.result)
+                        unsent: list[str] = []
+                        result = _split_result(found.carrier, call, found.result, unsent)
+                        for item_type in unsent:
+                            self.report.tally(
+                                r.PART_NOT_SENT, f"tool-result item of type {item_type!r}", found.carrier.id
+                            )
                         result.source = found.carrier.id
                         if found.carrier.id not in sources:
                             sources.append(found.carrier.id)
@@ -588,7 +644,7 @@ def add_reminder(turns: list[Turn], msgs: Sequence[Message], reminder: str, repo
     own = [i for i, t in enumerate(turns) if target.id in t.sources]
     users = [i for i in own if turns[i].role == "user"]
     if users:
-        turns[users[-1]].blocks.append(Text(reminder))
+        turns[users[-1]].blocks.append(Text(reminder, volatile=True))
         return
     if own:
         at = own[-1] + 1
@@ -600,7 +656,7 @@ def add_reminder(turns: list[Turn], msgs: Sequence[Message], reminder: str, repo
         )
         while at < len(turns) and turns[at].role == "tool":  # never between a call and its results
             at += 1
-    turns.insert(at, Turn("user", [Text(reminder)], [target.id]))
+    turns.insert(at, Turn("user", [Text(reminder, volatile=True)], [target.id]))
 
 
 def add_closing_text(turns: list[Turn], text: str, source: str) -> None:

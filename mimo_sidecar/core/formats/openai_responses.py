@@ -1,7 +1,11 @@
 """Target `openai-responses`: Responses API `input` items, for stateless use (provider-formats §A3, §D5).
 
 - user turn → `{"type": "message", "role": "user", "content": [input_text | input_image |
-  input_file]}`;
+  input_file]}`; a stored developer/system message (`info.providerRole`, Codex) keeps its role as
+  `"developer"`;
+- an encrypted compaction (Codex `compaction` part) → `{"type": "compaction", "encrypted_content"}`
+  after the boundary's label: the Responses API reads its summary of what came before (no item ID:
+  an ID-only reference needs `store: true`);
 - assistant turn, items in the model's order (text that followed a call moves before the calls):
   `{"type": "reasoning", "id", "summary", "encrypted_content", "content"?}` — replayed only with its
   item ID and encrypted content, to the provider and model that produced it, and only when an item
@@ -32,7 +36,7 @@ from .context import (
     text_before_calls,
     user_blocks,
 )
-from .model import OPENAI, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .model import OPENAI, Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 from .openai_chat import arguments_of
 
 FORMAT = "openai-responses"
@@ -103,9 +107,24 @@ def _reasoning_item(reasoning: Reasoning) -> Json | str:
 SHAPES = BlockShapes(lambda text: {"type": "input_text", "text": text}, media_item)
 
 
-def _user(turn: Turn, ctx: RenderContext) -> Json | None:
-    content = user_blocks(turn, ctx, SHAPES)
-    return {"type": "message", "role": "user", "content": content} if content else None
+def _user(turn: Turn, ctx: RenderContext) -> list[Json]:
+    """A user message; a provider's developer/system message (Codex) goes back as `developer`,
+    which Responses accepts anywhere in `input` (Codex sends it mid-conversation). An encrypted
+    compaction item is an item of its own, after the message holding what came before it."""
+    role = "developer" if turn.instructions else "user"
+    items: list[Json] = []
+    held: list[Any] = []
+    for block in [*turn.blocks, None]:
+        if block is not None and not isinstance(block, Compaction):
+            held.append(block)
+            continue
+        content = user_blocks(Turn("user", held, turn.sources), ctx, SHAPES) if held else []
+        if content:
+            items.append({"type": "message", "role": role, "content": content})
+        held = []
+        if block is not None:
+            items.append({"type": "compaction", "encrypted_content": block.encrypted})
+    return items
 
 
 def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
@@ -188,9 +207,8 @@ def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
         if turn.role == "tool":
             _results(turn, ctx, out)
         elif turn.role == "user":
-            message = _user(turn, ctx)
-            if message is not None:
-                out.add(message, turn.sources)
+            for item in _user(turn, ctx):
+                out.add(item, turn.sources)
         else:
             for item in _assistant(turn, ctx):
                 out.add(item, turn.sources)

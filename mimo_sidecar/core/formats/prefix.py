@@ -189,6 +189,25 @@ def render_prefix(
     return request
 
 
+TOOL_BLOCKS = frozenset({"tool_use", "tool_result"})
+
+
+def warn_tools_missing(fmt: str, request: Json, messages: list[Json], report: r.Report) -> None:
+    """Anthropic answers 400 ("Requests which include `tool_use` or `tool_result` blocks must
+    define tools") when the history holds calls but `tools` is absent: say so. An imported
+    transcript has no tool definitions (Claude Code and Cline do not record them); the host
+    declares its own in `requestPrefix.tools`."""
+    if fmt != "anthropic" or request.get("tools"):
+        return
+    content = (m.get("content") for m in messages)
+    if any(isinstance(c, list) and any(b.get("type") in TOOL_BLOCKS for b in c) for c in content):
+        report.warn(
+            r.TOOLS_MISSING,
+            "the history holds tool calls but requestPrefix.tools is empty: Anthropic rejects such a "
+            "request; declare the host's tools in requestPrefix",
+        )
+
+
 def prefix_hash(system: list[Any], tools: list[Any], request: Json | None) -> str:
     body = {"system": system, "tools": tools} if request is None else request
     return "sha256:" + hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()

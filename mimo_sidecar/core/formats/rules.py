@@ -4,7 +4,8 @@
 
 A pure function over any list in one of the output formats (the sidecar's own output, or a host's):
 it returns every rule the list breaks, empty when a provider would accept it. `prefix` is
-`prefix.request` (its cache breakpoints count; for `openai-chat` its `messages` go in front);
+`prefix.request` (its cache breakpoints count; for `openai-chat` its `messages` go in front; for
+`anthropic`, given, it must define `tools` when the history holds calls);
 `overrides` is `request/build`'s `overrides` (a forced `thinking: disabled`); `thinking` is the
 request's Anthropic thinking mode (None: rules #5/#6 are not checked); `open_end` says the host
 appends a user turn before sending (the writer's fork), so the rules about the final message are
@@ -12,6 +13,13 @@ not checked.
 
 Each `Violation` names its rule (`<format>/<rule>`, listed in `RULES`), the index of the message or
 item and a detail.
+
+Two rules are stricter or looser than provider-formats.md's wording, on the evidence of real traffic:
+an Anthropic text block must hold non-whitespace text (the API's own 400 message: "text content
+blocks must contain non-whitespace text"; Claude Code drops the whitespace-only blocks it stores
+before sending), and a Responses `developer` message may sit anywhere in `input` (§A3 gives no
+position rule; Codex, OpenAI's own client, sends its history with developer messages
+mid-conversation: model switches, aborted turns, permission changes).
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from ..jstext import is_blank
 
 Json = dict[str, Any]
 
@@ -44,7 +54,7 @@ GEMINI_DATA_FIELDS = frozenset(
 
 RULES = {
     "anthropic/role": "roles are user and assistant only (system goes in `system`)",
-    "anthropic/empty": "text blocks and messages are non-empty (§A1.4 #9)",
+    "anthropic/empty": "text blocks hold non-whitespace text; messages are non-empty (§A1.4 #9)",
     "anthropic/tool-use-unanswered": "every tool_use is answered by a tool_result in the next message (#1)",
     "anthropic/text-after-tool-use": "no text after a tool_use in an assistant message (#2)",
     "anthropic/orphan-tool-result": "every tool_result has its tool_use in the previous message (#3)",
@@ -57,13 +67,14 @@ RULES = {
     "anthropic/tool-input": "tool_use.input is an object",
     "anthropic/image": "images are JPEG/PNG/GIF/WebP, at most 5 MB",
     "anthropic/cache-control": "at most 4 cache_control breakpoints, never on thinking or empty text",
+    "anthropic/tools-required": "a request whose history holds tool_use/tool_result blocks defines tools",
     "openai-chat/system-position": "system/developer messages only at the head",
     "openai-chat/tool-calls-unanswered": "one tool message per tool_call id, right after the tool_calls",
     "openai-chat/orphan-tool-message": "a tool message answers a tool_call of the assistant before it",
     "openai-chat/id-length": "tool_call ids are at most 40 characters",
     "openai-chat/tool-content": "tool message content is text only",
     "openai-chat/empty": "assistant content is null only with tool_calls; user content is non-empty",
-    "openai-responses/system-position": "system/developer messages only at the head",
+    "openai-responses/system-position": "system messages only at the head (developer ones anywhere)",
     "openai-responses/call-unanswered": "every call has exactly one output, right after its calls",
     "openai-responses/orphan-output": "every output has its call before it",
     "openai-responses/id-length": "call_id is at most 64 characters",
@@ -104,6 +115,13 @@ class _Found:
         self.items.append(Violation(key, index, detail))
 
 
+def _blank(text: Any) -> bool:
+    """Anthropic answers 400 "text content blocks must contain non-whitespace text" for a text
+    block that is empty or only whitespace (provider-formats §A1.2 says non-empty; the API's own
+    message is stricter)."""
+    return not isinstance(text, str) or is_blank(text)
+
+
 def _blocks(message: Json) -> list[Json]:
     content = message.get("content")
     if isinstance(content, str):
@@ -127,8 +145,11 @@ def _merged(messages: list[Json]) -> list[tuple[int, str, list[Json]]]:
 
 
 def _check_anthropic(
-    messages: list[Json], prefix: Json, thinking: bool | None, open_end: bool, v: _Found
+    messages: list[Json], prefix: Json | None, thinking: bool | None, open_end: bool, v: _Found
 ) -> None:
+    if prefix is not None and not prefix.get("tools") and _has_tool_blocks(messages):
+        v("tools-required", -1, "tool_use/tool_result blocks in a request without tools")
+    prefix = prefix or {}
     breakpoints = 0
     for holder in (prefix.get("system"), prefix.get("tools")):
         if isinstance(holder, list):
@@ -156,10 +177,14 @@ def _check_anthropic(
     _anthropic_final(merged, thinking, open_end, v)
 
 
+def _has_tool_blocks(messages: list[Json]) -> bool:
+    return any(b.get("type") in ("tool_use", "tool_result") for m in messages for b in _blocks(m))
+
+
 def _anthropic_block(i: int, role: Any, block: Json, seen_ids: set[str], v: _Found) -> None:
     btype = block.get("type")
-    if btype == "text" and not block.get("text"):
-        v("empty", i, "empty text block")
+    if btype == "text" and _blank(block.get("text")):
+        v("empty", i, "empty or whitespace-only text block")
     elif btype in THINKING:
         if role != "assistant":
             v("thinking-misplaced", i, f"{btype} in a {role} message")
@@ -182,8 +207,8 @@ def _anthropic_block(i: int, role: Any, block: Json, seen_ids: set[str], v: _Fou
         for inner in content if isinstance(content, list) else []:
             if isinstance(inner, dict) and inner.get("type") == "image":
                 _anthropic_image(i, inner, v)
-            if isinstance(inner, dict) and inner.get("type") == "text" and not inner.get("text"):
-                v("empty", i, "empty text block in a tool_result")
+            if isinstance(inner, dict) and inner.get("type") == "text" and _blank(inner.get("text")):
+                v("empty", i, "empty or whitespace-only text block in a tool_result")
 
 
 def _anthropic_image(i: int, block: Json, v: _Found) -> None:
@@ -340,7 +365,7 @@ def _check_responses(items: list[Json], v: _Found) -> None:
     for i, item in enumerate(items):
         itype = item.get("type", "message")
         role = item.get("role")
-        if itype == "message" and role in ("system", "developer"):
+        if itype == "message" and role == "system":
             if seen_other:
                 v("system-position", i, f"{role} message after the head")
             continue
@@ -352,7 +377,7 @@ def _check_responses(items: list[Json], v: _Found) -> None:
             answered.add(cid)
             after_outputs = True
             continue
-        if after_outputs or (itype == "message" and role == "user"):
+        if after_outputs or (itype == "message" and role in ("user", "developer")):
             _unanswered(run, answered, i, v)
             run, after_outputs = [], False
         if itype in CALL_TYPES:
@@ -388,7 +413,11 @@ def _unanswered(run: list[Any], answered: set[Any], i: int, v: _Found) -> None:
 
 def _reasoning_before(items: list[Json], i: int) -> bool:
     j = i - 1
-    while j >= 0 and items[j].get("type") in CALL_TYPES | {"message"} and items[j].get("role") != "user":
+    while (
+        j >= 0
+        and items[j].get("type") in CALL_TYPES | {"message"}
+        and items[j].get("role") not in ("user", "developer")
+    ):
         j -= 1
     return j >= 0 and items[j].get("type") == "reasoning"
 
@@ -493,12 +522,13 @@ def check(
     """Every provider rule `messages` (in format `fmt`) breaks; see the module docstring."""
     items = list(messages)
     found = _Found(fmt)
+    given_prefix = prefix
     prefix = prefix or {}
     forced = (overrides or {}).get("thinking")
     if isinstance(forced, dict) and forced.get("type") == "disabled":
         thinking = False
     checkers: dict[str, Callable[[], None]] = {
-        "anthropic": lambda: _check_anthropic(items, prefix, thinking, open_end, found),
+        "anthropic": lambda: _check_anthropic(items, given_prefix, thinking, open_end, found),
         "openai-chat": lambda: _check_chat(items, prefix, found),
         "openai-responses": lambda: _check_responses(items, found),
         "gemini": lambda: _check_gemini(items, gemini_signatures, open_end, found),

@@ -4,8 +4,9 @@
 
 - `provider_id` / `model_id`: the model the request goes to. Reasoning (thinking signatures,
   encrypted reasoning, thought signatures) is replayed only to the provider and model that produced
-  it. Default for the provider formats: the provider and model of the newest assistant turn of the
-  request (the host continues with the model it used last). For `ai-sdk` nothing is filtered unless
+  it. Default for the provider formats: the provider and model of the session's newest stored
+  assistant message (the host continues with the model it used last), also when a rebuild
+  collapsed it out of the request and for the writer's older fork. For `ai-sdk` nothing is filtered unless
   the host gives a target (today's output is kept byte for byte).
 - `thinking`: Anthropic extended thinking on (`True`), off (`False`) or unknown (`None`, the
   default: signed thinking is kept and rules #5/#6 of provider-formats §A1.4 are not enforced).
@@ -34,12 +35,21 @@ class Target:
     given: bool = False  # the host described the target (ai-sdk filters reasoning only then)
 
 
-def resolve(target: Target | None, turns: Sequence[Turn], *, filter_by_default: bool) -> Target:
-    """The target with provider/model defaulted to the newest assistant turn's (see module doc)."""
+def resolve(
+    target: Target | None,
+    turns: Sequence[Turn],
+    *,
+    filter_by_default: bool,
+    model_in_use: tuple[str | None, str | None] | None = None,
+) -> Target:
+    """The target with provider/model defaulted to `model_in_use` (the session's newest stored
+    assistant message), else to the newest assistant turn's (see module doc)."""
     target = target or Target()
     if not (target.given or filter_by_default):
         return target
     if target.provider_id is None and target.model_id is None:
+        if model_in_use is not None:
+            return replace(target, provider_id=model_in_use[0], model_id=model_in_use[1])
         newest = next((t for t in reversed(turns) if t.role == "assistant" and (t.provider or t.model)), None)
         if newest is not None:
             return replace(target, provider_id=newest.provider, model_id=newest.model)
