@@ -216,7 +216,9 @@ def _js_text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return js_number(value)
-    return str(value)
+    if isinstance(value, list):  # Array.prototype.toString: elements joined by ","
+        return ",".join(_js_text(v) for v in value)
+    return "[object Object]"  # what a template string makes of any other object
 
 
 # =============================================================================================
@@ -232,19 +234,36 @@ def _child_token(child: Json) -> str:
     return texts.STATUS_GLYPHS.get(status, status) + _js_text(child.get("id"))
 
 
+def _id_key(value: Any) -> tuple[str, Any] | None:
+    """A task ID as a key that matches the way a JavaScript `Map` compares IDs: strings, numbers
+    and booleans by value, each type apart; an object or array the host sent as an ID matches
+    nothing (it is a new object every time the JSON is parsed)."""
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, (int, float)):
+        try:
+            return ("number", float(value))  # JavaScript numbers are doubles: 1 and 1.0 are one ID
+        except OverflowError:
+            return ("number", math.copysign(math.inf, value))
+    if isinstance(value, str):
+        return ("string", value)
+    return None
+
+
 def ledger_text(tasks: Sequence[Json]) -> str:
     """The untruncated ledger: top-level tasks, each with one line of its direct children."""
-    children: dict[Any, list[Json]] = {}
+    children: dict[tuple[str, Any], list[Json]] = {}
     for task in tasks:
-        parent = task.get("parent_task_id")
-        if parent:
+        parent = _id_key(task.get("parent_task_id")) if task.get("parent_task_id") else None
+        if parent is not None:
             children.setdefault(parent, []).append(task)
     lines: list[str] = []
     for task in tasks:
         if task.get("parent_task_id"):
             continue  # children appear under their parent; orphans and grandchildren never
         lines.append(_task_line(task))
-        kids = children.get(task.get("id")) if task.get("id") is not None else None
+        key = _id_key(task.get("id"))
+        kids = children.get(key) if key is not None else None
         if kids:
             lines.append("  " + texts.SUBTASKS_LABEL + " / ".join(_child_token(c) for c in kids))
     return "\n".join(lines)
