@@ -12,7 +12,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,lint]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -22,11 +22,11 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
-	$(PY) benchmarks/run.py
+	$(PY) -m benchmarks.run
 
 lint: $(STAMP)
-	$(PY) -m pip install --quiet ruff mypy
 	$(PY) -m ruff check mimo_sidecar tests benchmarks examples
+	$(PY) -m mypy --strict mimo_sidecar
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

@@ -1,1 +1,1 @@
-"""Benchmarks: a seeded session generator, a minimal stdio JSON-RPC client and the runner."""
+"""Benchmarks: a seeded session generator and the runner (over `mimo_sidecar.client`)."""

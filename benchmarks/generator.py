@@ -109,6 +109,49 @@ class IdMint:
         return f"{prefix}{self._suffix(k)}"
 
 
+# -- messages and parts (spec §2.1, §2.2) ---------------------------------------------------------------
+def new_message(ids: IdMint, now: int, session_id: str, role: str, slice_id: str, info: Json) -> Json:
+    """A message created at `now` in `slice_id` ("main" or an actor ID), with no parts yet."""
+    msg_info = {
+        "id": ids.ascending("msg", now),
+        "sessionID": session_id,
+        "role": role,
+        "time": {"created": now},
+        **info,
+    }
+    if slice_id != "main":
+        msg_info["agentID"] = slice_id
+    return {"info": msg_info, "parts": []}
+
+
+def new_actor(
+    actor_id: str, session_id: str, agent: str, description: str, background: bool, now: int
+) -> Json:
+    """A registered actor (spec §2.9), running since `now`."""
+    return {
+        "actorID": actor_id,
+        "sessionID": session_id,
+        "status": "running",
+        "background": background,
+        "description": description,
+        "agent": agent,
+        "lastTurnTime": now,
+    }
+
+
+def add_part(ids: IdMint, now: int, msg: Json, ptype: str, **fields: Any) -> Json:
+    """Append a part of type `ptype` to `msg`, its ID minted at `now`."""
+    p = {
+        "id": ids.ascending("prt", now),
+        "sessionID": msg["info"]["sessionID"],
+        "messageID": msg["info"]["id"],
+        "type": ptype,
+        **fields,
+    }
+    msg["parts"].append(p)
+    return p
+
+
 # -- the session builder -------------------------------------------------------------------------------
 class _Builder:
     def __init__(
@@ -152,28 +195,11 @@ class _Builder:
         return self.remaining() - cost >= END_RESERVE
 
     def part(self, msg: Json, ptype: str, **fields: Any) -> Json:
-        p = {
-            "id": self.ids.ascending("prt", self.now),
-            "sessionID": self.session_id,
-            "messageID": msg["info"]["id"],
-            "type": ptype,
-            **fields,
-        }
-        msg["parts"].append(p)
-        return p
+        return add_part(self.ids, self.now, msg, ptype, **fields)
 
     def open(self, role: str, slice_id: str, info: Json | None = None) -> Json:
         self.tick(1, 400)
-        msg_info = {
-            "id": self.ids.ascending("msg", self.now),
-            "sessionID": self.session_id,
-            "role": role,
-            "time": {"created": self.now},
-            **(info or {}),
-        }
-        if slice_id != "main":
-            msg_info["agentID"] = slice_id
-        msg = {"info": msg_info, "parts": []}
+        msg = new_message(self.ids, self.now, self.session_id, role, slice_id, info or {})
         self.messages.append(msg)
         return msg
 
@@ -438,15 +464,7 @@ class _Builder:
     def subagent(self, description: str, prompt: str, background: bool) -> tuple[str, str]:
         """Register an actor; a foreground one runs its own slice now and returns its report."""
         actor_id = f"explore-{len(self.actors) + 1}"
-        actor = {
-            "actorID": actor_id,
-            "sessionID": self.session_id,
-            "status": "running",
-            "background": background,
-            "description": description,
-            "agent": "explore",
-            "lastTurnTime": self.now,
-        }
+        actor = new_actor(actor_id, self.session_id, "explore", description, background, self.now)
         self.actors.append(actor)
         reserve = END_RESERVE + 2 * MAX_STEP_MESSAGES
         if background or self.remaining() < reserve + 8:

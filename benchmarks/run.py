@@ -1,7 +1,7 @@
 """Benchmark runner: the core in process and the real sidecar over stdio, on generated sessions.
 
-    .venv/bin/python benchmarks/run.py [--sizes 500,5000,20000] [--quick] [--reps N]
-                                       [--out benchmarks/results/latest.json]
+    .venv/bin/python -m benchmarks.run [--sizes 500,5000,20000] [--quick] [--reps N]
+                                        [--out benchmarks/results/latest.json]
 
 For each size it generates an inline session of that many messages (about 10 KB of JSON per
 message) and a memory root, then measures:
@@ -11,8 +11,9 @@ message) and a memory root, then measures:
   (`session.apply` of one part upsert) followed by the watermark computation;
 - a fresh sidecar process over stdio: spawn + `initialize`, `session/open` of the whole session,
   `session/sync` of one part followed by `rebuild/compute`, `rebuild/compute` with preview,
-  `rebuild/insert` (writer already settled), `request/build` after the rebuild and over the whole
-  un-rebuilt view, and the process's peak RSS.
+  `rebuild/insert` (writer already settled), `request/build` after the rebuild (also in every
+  output format, as a ratio of `ai-sdk`) and over the whole un-rebuilt view, and the process's
+  peak RSS.
 
 Round trips are timed from the first byte written to the parsed response (the client's own
 encoding is done beforehand). Methods the sidecar does not implement yet (-32601) are reported
@@ -41,14 +42,15 @@ from typing import Any
 
 import orjson
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from benchmarks.generator import IdMint, generate_memory_root, generate_session
+from mimo_sidecar.client import Prepared, RpcError, RpcTimeout, SidecarClient
+from mimo_sidecar.client import SidecarClosed as RpcClosed
+from mimo_sidecar.core.formats import FORMATS
+from mimo_sidecar.core.request_build import build_messages
+from mimo_sidecar.core.session import PartUpsert, Session, SyncBatch, batch_from_messages
+from mimo_sidecar.core.watermark import watermark_for
 
-from benchmarks.generator import IdMint, generate_memory_root, generate_session  # noqa: E402
-from benchmarks.rpcclient import Prepared, RpcClient, RpcClosed, RpcError, RpcTimeout, peak_rss_bytes  # noqa: E402
-from mimo_sidecar.core.session import PartUpsert, Session, SyncBatch, batch_from_messages  # noqa: E402
-from mimo_sidecar.core.watermark import watermark_for  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 Json = dict[str, Any]
 MB = 1_000_000
@@ -238,6 +240,27 @@ def in_process(w: Workload, reps: int) -> Json:
     out["part_update"] = summary(update_ms)
     out["watermark"] = summary(watermark_ms)
     out["part_update_then_watermark"] = summary(both_ms)
+    out["build_formats"] = build_formats_in_process(session, max(3, reps // 3))
+    return out
+
+
+def build_formats_in_process(session: Session, reps: int) -> Json:
+    """The conversion alone, over the whole un-rebuilt view (every message), in every format."""
+    view = list(session.view())
+    out: Json = {}
+    for fmt in FORMATS:
+        out[fmt] = summary(
+            Timer.repeat(
+                lambda fmt=fmt: build_messages(  # type: ignore[misc]
+                    view, collapse_tail=False, ordering=session.ordering(), reminder=None, fmt=fmt
+                ),
+                reps,
+                30,
+            )
+        )
+    base = out["ai-sdk"]["median_ms"]
+    for entry in out.values():
+        entry["ratio_to_ai_sdk"] = round(entry["median_ms"] / base, 2) if base else None
     return out
 
 
@@ -247,25 +270,41 @@ class Unavailable(Exception):
 
 
 SIDECAR_COMMAND = [sys.executable, "-m", "mimo_sidecar"]
+RPC_TIMEOUT_S = 600
 
 
 @contextmanager
-def sidecar(log_path: Path) -> Iterator[RpcClient]:
-    client = RpcClient(SIDECAR_COMMAND, stderr_path=log_path, cwd=ROOT, timeout=600)
+def sidecar(log_path: Path) -> Iterator[SidecarClient]:
+    with open(log_path, "ab") as log:
+        client = SidecarClient.spawn(stderr=log, cwd=ROOT, command=SIDECAR_COMMAND)
+        try:
+            yield client
+        finally:
+            client.shutdown(timeout=5)
+
+
+def peak_rss_bytes(pid: int) -> dict[str, int]:
+    """VmHWM (peak) and VmRSS (current) of a live process, from /proc (Linux), in bytes."""
+    out: dict[str, int] = {}
     try:
-        yield client
-    finally:
-        client.close()
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmHWM", "VmRSS"):
+            out[key] = int(value.split()[0]) * 1024
+    return out
 
 
 def rpc(
-    client: RpcClient, method: str, params: Any = None, *, params_json: bytes | None = None
+    client: SidecarClient, method: str, params: Any = None, *, params_json: bytes | None = None
 ) -> tuple[Any, float, int]:
     """One timed round trip: (result, milliseconds, response bytes)."""
     prepared: Prepared = client.prepare(method, params, params_json=params_json)
     try:
         with Timer() as t:
-            response = client.send(prepared)
+            response = client.send(prepared, timeout=RPC_TIMEOUT_S)
     except RpcError as exc:
         raise Unavailable(
             MISSING if exc.method_missing else f"error {exc.code}: {exc.message[:160]}"
@@ -284,7 +323,7 @@ def step(results: Json, name: str, fn: Callable[[], Json]) -> None:
         raise
 
 
-def repeat_rpc(client: RpcClient, method: str, params: Json, reps: int, budget_s: float = 20) -> Json:
+def repeat_rpc(client: SidecarClient, method: str, params: Json, reps: int, budget_s: float = 20) -> Json:
     samples, sizes = [], []
     deadline = time.monotonic() + budget_s
     while len(samples) < reps and (not samples or time.monotonic() < deadline):
@@ -318,7 +357,7 @@ def stdio(w: Workload, reps: int, log_dir: Path) -> Json:
 
 
 def run_stdio_steps(
-    client: RpcClient, w: Workload, reps: int, res: Json, marks: dict[str, int | None]
+    client: SidecarClient, w: Workload, reps: int, res: Json, marks: dict[str, int | None]
 ) -> None:
     """The host's cycle on one session, then the whole-view build on a freshly reopened copy.
 
@@ -340,11 +379,12 @@ def run_stdio_steps(
     )
     step(res, "insert", lambda: insert_cycles(client, w, max(3, reps // 5)))
     step(res, "build_after_rebuild", lambda: build_after_rebuild(client, build, reps))
+    step(res, "build_formats", lambda: build_formats(client, build, reps))
     marks["after_cycle"] = peak_rss_bytes(client.pid).get("VmHWM")
     step(res, "build_full_view", lambda: build_full_view(client, w, build, max(3, reps // 10)))
 
 
-def open_session(client: RpcClient, w: Workload, reps: int) -> Json:
+def open_session(client: SidecarClient, w: Workload, reps: int) -> Json:
     """`session/open` of the whole session; re-opens go through `session/close` first."""
     samples = []
     for i in range(reps):
@@ -355,7 +395,7 @@ def open_session(client: RpcClient, w: Workload, reps: int) -> Json:
     return throughput(summary(samples), len(w.open_json), w.n)
 
 
-def sync_bulk(client: RpcClient, w: Workload, reopen: bool = True) -> Json:
+def sync_bulk(client: SidecarClient, w: Workload, reopen: bool = True) -> Json:
     """(Re)open the session empty, then send its history with `session/sync` in batches."""
     bodies = w.batches
     if reopen:
@@ -365,7 +405,7 @@ def sync_bulk(client: RpcClient, w: Workload, reopen: bool = True) -> Json:
     return throughput(summary([total], batches=len(bodies)), sum(map(len, bodies)), w.n)
 
 
-def sync_part(client: RpcClient, w: Workload) -> float:
+def sync_part(client: SidecarClient, w: Workload) -> float:
     part = w.stream.next()
     _, ms, _ = rpc(
         client,
@@ -375,11 +415,11 @@ def sync_part(client: RpcClient, w: Workload) -> float:
     return ms
 
 
-def sync_only(client: RpcClient, w: Workload, reps: int) -> Json:
+def sync_only(client: SidecarClient, w: Workload, reps: int) -> Json:
     return summary([sync_part(client, w) for _ in range(reps)])
 
 
-def sync_then_compute(client: RpcClient, w: Workload, reps: int) -> Json:
+def sync_then_compute(client: SidecarClient, w: Workload, reps: int) -> Json:
     """One streamed part, then `rebuild/compute` (no preview): the per-step cost for a host."""
     compute_ms, total_ms = [], []
     for _ in range(reps):
@@ -390,7 +430,7 @@ def sync_then_compute(client: RpcClient, w: Workload, reps: int) -> Json:
     return {**summary(total_ms), "compute": summary(compute_ms)}
 
 
-def insert_cycles(client: RpcClient, w: Workload, reps: int) -> Json:
+def insert_cycles(client: SidecarClient, w: Workload, reps: int) -> Json:
     """Each cycle: compute the watermark, a writer starts and succeeds, then the timed insert."""
     samples, outcomes = [], []
     for _ in range(reps):
@@ -408,7 +448,7 @@ def insert_cycles(client: RpcClient, w: Workload, reps: int) -> Json:
     return {**summary(samples), "first_ms": round(samples[0], 3), "outcomes": sorted(set(map(str, outcomes)))}
 
 
-def build_after_rebuild(client: RpcClient, build: Json, reps: int) -> Json:
+def build_after_rebuild(client: SidecarClient, build: Json, reps: int) -> Json:
     s = repeat_rpc(client, "request/build", build, reps)
     result, _, _ = rpc(client, "request/build", build)
     s["messages"] = len((result or {}).get("messages") or [])
@@ -419,7 +459,22 @@ def build_after_rebuild(client: RpcClient, build: Json, reps: int) -> Json:
     return s
 
 
-def build_full_view(client: RpcClient, w: Workload, build: Json, reps: int) -> Json:
+def build_formats(client: SidecarClient, build: Json, reps: int) -> Json:
+    """`request/build` after the rebuild in every output format; each format's median as a ratio of
+    `ai-sdk`'s (target: within 2x). Anthropic also with cache breakpoints."""
+    out: Json = {}
+    for fmt in FORMATS:
+        out[fmt] = repeat_rpc(client, "request/build", {**build, "format": fmt}, reps)
+    out["anthropic+cache"] = repeat_rpc(
+        client, "request/build", {**build, "format": "anthropic", "cache": {"ttl": "1h"}}, reps
+    )
+    base = out["ai-sdk"]["median_ms"]
+    for entry in out.values():
+        entry["ratio_to_ai_sdk"] = round(entry["median_ms"] / base, 2) if base else None
+    return out
+
+
+def build_full_view(client: SidecarClient, w: Workload, build: Json, reps: int) -> Json:
     """`request/build` before any rebuild: the whole session goes out (reopened fresh first)."""
     rpc(client, "session/close", {"sessionId": w.sid})
     rpc(client, "session/open", params_json=w.open_json)
@@ -503,6 +558,8 @@ def cell(entry: Any, kind: str) -> str:
         out = f"{ms(entry['median_ms'])} (p95 {ms(entry['p95_ms'])})"
         size = entry.get("response_bytes", 0)
         return out + (f", {size / MB:.2f} MB out" if size > 10_000 else "")
+    if kind == "fmt":
+        return f"{ms(entry['median_ms'])} ({entry['ratio_to_ai_sdk']}x ai-sdk)"
     if kind == "mbs":
         out = f"{ms(entry['median_ms'])}, {entry['mb_per_s']} MB/s"
         return out + (f", {entry['messages_per_s']:,} msg/s" if entry.get("messages_per_s") else "")
@@ -527,6 +584,10 @@ ROWS = [
     ("core: 1 part update", ("inprocess", "core", "part_update"), "ms"),
     ("core: watermark after update", ("inprocess", "core", "watermark"), "ms"),
     ("core: update + watermark", ("inprocess", "core", "part_update_then_watermark"), "ms"),
+    *[
+        (f"core: build whole view, {fmt}", ("inprocess", "core", "build_formats", fmt), "fmt")
+        for fmt in FORMATS
+    ],
     ("stdio: spawn + initialize", ("stdio", "spawn_initialize"), "ms"),
     ("stdio: session/open", ("stdio", "session_open"), "mbs"),
     ("stdio: session/sync, 500-message batches", ("stdio", "session_sync_bulk"), "mbs"),
@@ -536,6 +597,10 @@ ROWS = [
     ("stdio: rebuild/insert", ("stdio", "insert"), "ms"),
     ("stdio: request/build after rebuild", ("stdio", "build_after_rebuild"), "ms"),
     ("  … beyond its JSON floor", ("stdio", "build_after_rebuild", "beyond_json_ms"), "num_ms"),
+    *[
+        (f"stdio: request/build after rebuild, {fmt}", ("stdio", "build_formats", fmt), "fmt")
+        for fmt in (*FORMATS, "anthropic+cache")
+    ],
     ("stdio: request/build, whole session", ("stdio", "build_full_view"), "ms"),
     ("stdio: RSS after open", ("stdio", "rss", "after_open_bytes"), "mib"),
     ("stdio: peak RSS (host cycle)", ("stdio", "rss"), "rss"),

@@ -13,17 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from mimo_sidecar.client import SidecarClient
+from mimo_sidecar.testing.standin_writer import standin_checkpoint
 
-from mimo_sidecar.client import SidecarClient  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 SAMPLE = ROOT / "examples" / "sample"
 WRITER_SECONDS = 3.0  # the background writer finishes this long into the rebuild's wait
@@ -107,16 +106,16 @@ def condensed(text: str, keep: int = 6) -> list[str]:
     return out
 
 
-def background_writer(client: SidecarClient, session_id: str, checkpoint: Path) -> None:
-    """A checkpoint writer sub-agent: distils the conversation, replaces checkpoint.md, reports."""
+def background_writer(client: SidecarClient, session_id: str, checkpoint: Path, since: str) -> None:
+    """A checkpoint writer sub-agent: reads the conversation up to its watermark and updates
+    checkpoint.md. The model is the deterministic stand-in of mimo_sidecar.testing (no network)."""
+    request = client.request("request/build", {"sessionId": session_id, "purpose": "writer"})
     time.sleep(WRITER_SECONDS)
-    text = checkpoint.read_text(encoding="utf-8")
-    checkpoint.write_text(
-        text.rstrip("\n") + "\n\n## §10 Since the last checkpoint\n_written by the background writer_\n"
-        "- explore-5 is scanning for hand-built Positions\n",
-        encoding="utf-8",
-    )
-    say(f"  {stamp()} writer: checkpoint.md rewritten; reporting success")
+    current = checkpoint.read_text(encoding="utf-8")
+    updated = standin_checkpoint(request["messages"], current, sources=request["sources"], since=since)
+    checkpoint.write_text(updated, encoding="utf-8")
+    count = len(request["messages"])
+    say(f"  {stamp()} writer: checkpoint.md updated from {count} messages; reporting success")
     client.request("checkpoint/writerFinished", {"sessionId": session_id, "outcome": "success"})
 
 
@@ -184,7 +183,8 @@ def main() -> int:
         say(f"  an earlier writer succeeded: stored watermark {earlier}")
         client.request("checkpoint/writerStarted", {"sessionId": sid, "watermark": wm["messageId"]})
         say(f"  a new writer is running in the background (it finishes in {WRITER_SECONDS:.0f} s)")
-        threading.Thread(target=background_writer, args=(client, sid, checkpoint), daemon=True).start()
+        writer_args = (client, sid, checkpoint, earlier)
+        threading.Thread(target=background_writer, args=writer_args, daemon=True).start()
 
         heading("5. the trigger fired: rebuild/insert (waits for the writer)")
         res = client.request("rebuild/insert", {"sessionId": sid, "reason": "overflow"})

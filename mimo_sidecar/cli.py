@@ -1,5 +1,8 @@
 """Command line: `mimo-sidecar [--stdio] [--clientProcessId PID] [--log-file PATH] [--log-level LEVEL]`.
 
+`mimo-sidecar import ...` is a separate command (import_command.py): it converts a transcript and
+exits, without claiming stdio or starting the server.
+
 Order matters: arguments are parsed while stdout is still the real one (so `--version` and
 `--help` print there), then stdio is claimed for frames, then logging starts, then the server.
 pygls is imported only after parsing, so `--version` is quick.
@@ -21,12 +24,15 @@ from .stdio import claim_stdio
 logger = logging.getLogger("mimo_sidecar")
 
 EXIT_DEADLINE_SECONDS = 0.4  # after the transport stops, the process ends within this time
+IMPORT_COMMAND = "mimo-sidecar import"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mimo-sidecar",
         description="Context-rebuild sidecar: JSON-RPC 2.0 over stdio (Content-Length framing).",
+        epilog=f"Also: '{IMPORT_COMMAND} FILE' prints a transcript as session/open params "
+        f"(see '{IMPORT_COMMAND} --help').",
     )
     parser.add_argument("--version", action="version", version=f"mimo-sidecar {__version__}")
     parser.add_argument(
@@ -52,6 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["import"]:
+        from .import_command import main as import_main
+
+        return import_main(argv[1:])
     args, unknown = build_parser().parse_known_args(argv)
     rpc_in, rpc_out = claim_stdio()
     try:
@@ -62,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         logger.warning("ignoring unknown arguments: %s", " ".join(unknown))
 
-    from .rpc.lifecycle import hard_exit
+    from .rpc.parent_watch import hard_exit
     from .rpc.server import build_server
 
     server = build_server()

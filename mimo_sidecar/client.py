@@ -1,4 +1,4 @@
-"""A small client for Python agent hosts: spawns the sidecar and speaks JSON-RPC over its stdio.
+"""The Python client of the sidecar: spawns it and speaks JSON-RPC over its stdio.
 
     with SidecarClient.spawn(on_notification=print) as client:
         client.initialize(memory_root="/path/to/memory")
@@ -6,7 +6,11 @@
 
 Requests can be sent concurrently (`request_async` returns a Future); responses are matched by id
 on a reader thread, and notifications (`rebuild/status`, `window/logMessage`) go to the callback.
-It does not import pygls: it is plain Content-Length framing over pipes.
+A request can also be encoded ahead of time (`prepare`, then `send`), so that a benchmark times
+the exchange and not the client's own serialization; `send` reports the response's size.
+
+It does not import pygls: it is the package's Content-Length framing (`mimo_sidecar.framing`) over
+pipes. The demo host and the benchmarks use it; the tests keep an independent raw client.
 """
 
 from __future__ import annotations
@@ -18,11 +22,16 @@ import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from typing import IO, Any
 
 import orjson
 
+from .framing import FrameReader, frame
+
 Notification = Callable[[str, Any], None]
+METHOD_NOT_FOUND = -32601
 
 
 class RpcError(Exception):
@@ -34,40 +43,49 @@ class RpcError(Exception):
         self.message = message
         self.data = data
 
+    @property
+    def method_missing(self) -> bool:
+        return self.code == METHOD_NOT_FOUND
+
 
 class SidecarClosed(RpcError):
     def __init__(self, detail: str) -> None:
         super().__init__(-32099, f"sidecar connection closed: {detail}")
 
 
-def frame(body: bytes) -> bytes:
-    """A Content-Length frame around a UTF-8 JSON body (the byte length, not characters)."""
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+class RpcTimeout(Exception):
+    """No response within the time allowed."""
 
 
 def encode_frame(message: dict[str, Any]) -> bytes:
     return frame(orjson.dumps(message))
 
 
-def read_frame(stream: IO[bytes]) -> dict[str, Any] | None:
-    """One framed message, or None at end of stream."""
-    length = None
-    while True:
-        line = stream.readline()
-        if not line:
-            return None
-        line = line.strip()
-        if not line:
-            break
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            length = int(value.strip())
-    if length is None:
-        raise ValueError("frame without Content-Length")
-    body = stream.read(length)
-    if len(body) < length:
-        return None
-    return orjson.loads(body)
+class RequestFuture(Future[Any]):
+    """The future result of one request; `msg_id` is what `cancel` names."""
+
+    def __init__(self, msg_id: int) -> None:
+        super().__init__()
+        self.msg_id = msg_id
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A request already encoded as one frame."""
+
+    id: int
+    method: str
+    data: bytes
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+
+@dataclass(frozen=True)
+class Response:
+    result: Any
+    size: int  # body bytes of the response frame
 
 
 class SidecarClient:
@@ -75,7 +93,7 @@ class SidecarClient:
         self.proc = proc
         self.on_notification = on_notification
         self._ids = itertools.count(1)
-        self._pending: dict[int | str, Future[Any]] = {}
+        self._pending: dict[int | str, Future[Response]] = {}
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._reader = threading.Thread(target=self._read_loop, name="sidecar-reader", daemon=True)
@@ -89,37 +107,76 @@ class SidecarClient:
         args: list[str] | None = None,
         stderr: IO[Any] | int | None = None,
         env: dict[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        command: list[str] | None = None,
     ) -> SidecarClient:
-        cmd = [sys.executable, "-m", "mimo_sidecar", *(args or [])]
+        """Start a sidecar (`command`, default this Python's `-m mimo_sidecar`, plus `args`)."""
+        cmd = [*(command or [sys.executable, "-m", "mimo_sidecar"]), *(args or [])]
         proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env or dict(os.environ)
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            env=env or dict(os.environ),
+            cwd=cwd,
         )
         return cls(proc, on_notification)
 
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
     # -- requests --------------------------------------------------------------------------------
-    def request_async(self, method: str, params: Any = None) -> Future[Any]:
+    def prepare(self, method: str, params: Any = None, *, params_json: bytes | None = None) -> Prepared:
+        """Encode a request; `params_json` splices already-serialized params (no re-encoding)."""
         msg_id = next(self._ids)
-        fut: Future[Any] = Future()
+        body = b'{"jsonrpc":"2.0","id":%d,"method":%s' % (msg_id, orjson.dumps(method))
+        if params_json is not None:
+            body += b',"params":' + params_json
+        elif params is not None:
+            body += b',"params":' + orjson.dumps(params)
+        return Prepared(msg_id, method, frame(body + b"}"))
+
+    def send_async(self, prepared: Prepared) -> Future[Response]:
+        fut: Future[Response] = Future()
         with self._lock:
-            self._pending[msg_id] = fut
-        message: dict[str, Any] = {"jsonrpc": "2.0", "id": msg_id, "method": method}
-        if params is not None:
-            message["params"] = params
-        self._send(message)
-        fut.msg_id = msg_id  # type: ignore[attr-defined]  # for cancel()
+            self._pending[prepared.id] = fut
+        self._write(prepared.data)
         return fut
 
+    def send(self, prepared: Prepared, timeout: float | None = 120) -> Response:
+        """Send a prepared request and wait for its response; raises RpcError on an error reply."""
+        fut = self.send_async(prepared)
+        try:
+            return fut.result(timeout)
+        except FutureTimeout:
+            raise RpcTimeout(f"no response to {prepared.method} within {timeout} s") from None
+
+    def request_async(self, method: str, params: Any = None) -> RequestFuture:
+        prepared = self.prepare(method, params)
+        result = RequestFuture(prepared.id)
+
+        def settle(done: Future[Response]) -> None:
+            exc = done.exception()
+            if exc is not None:
+                result.set_exception(exc)
+            else:
+                result.set_result(done.result().result)
+
+        self.send_async(prepared).add_done_callback(settle)
+        return result
+
     def request(self, method: str, params: Any = None, timeout: float | None = 120) -> Any:
-        return self.request_async(method, params).result(timeout)
+        return self.send(self.prepare(method, params), timeout).result
 
     def notify(self, method: str, params: Any = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        self._send(message)
+        self._write(encode_frame(message))
 
-    def cancel(self, fut: Future[Any]) -> None:
-        self.notify("$/cancelRequest", {"id": fut.msg_id})  # type: ignore[attr-defined]
+    def cancel(self, fut: RequestFuture) -> None:
+        self.notify("$/cancelRequest", {"id": fut.msg_id})
 
     def initialize(self, memory_root: str, config: dict[str, Any] | None = None, **capabilities: Any) -> Any:
         options: dict[str, Any] = {"memoryRoot": memory_root}
@@ -133,17 +190,25 @@ class SidecarClient:
         return result
 
     def shutdown(self, timeout: float = 10) -> int:
-        """`shutdown` then `exit`; returns the process's exit code."""
+        """`shutdown` then `exit`; returns the process's exit code (the process is killed if it
+        does not end in time). The pipes are closed afterwards."""
         try:
             self.request("shutdown", timeout=timeout)
             self.notify("exit")
-        except (RpcError, OSError):
+        except (RpcError, RpcTimeout, OSError):
             pass
         try:
-            return self.proc.wait(timeout)
+            code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            return self.proc.wait()
+            code = self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        return code
 
     def __enter__(self) -> SidecarClient:
         return self
@@ -153,44 +218,50 @@ class SidecarClient:
             self.shutdown()
 
     # -- plumbing --------------------------------------------------------------------------------
-    def _send(self, message: dict[str, Any]) -> None:
+    def _write(self, data: bytes) -> None:
         assert self.proc.stdin is not None
         with self._write_lock:
-            self.proc.stdin.write(encode_frame(message))
+            self.proc.stdin.write(data)
             self.proc.stdin.flush()
 
     def _read_loop(self) -> None:
         assert self.proc.stdout is not None
+        reader = FrameReader(self.proc.stdout)
         try:
-            while (message := read_frame(self.proc.stdout)) is not None:
-                self._dispatch(message)
+            while (body := reader.read()) is not None:
+                self._dispatch(orjson.loads(body), len(body))
         except (OSError, ValueError) as exc:
             self._fail_all(str(exc))
             return
         self._fail_all("end of stream")
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
+    def _dispatch(self, message: dict[str, Any], size: int) -> None:
         if "method" in message:
             if "id" in message:  # a request from the sidecar (work-done progress): decline politely
-                self._send(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": message["id"],
-                        "error": {"code": -32601, "message": "not supported by this client"},
-                    }
+                self._write(
+                    encode_frame(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": message["id"],
+                            "error": {"code": METHOD_NOT_FOUND, "message": "not supported by this client"},
+                        }
+                    )
                 )
             elif self.on_notification is not None:
                 self.on_notification(message["method"], message.get("params"))
             return
+        msg_id = message.get("id")
+        if not isinstance(msg_id, (int, str)):
+            return
         with self._lock:
-            fut = self._pending.pop(message.get("id"), None)  # type: ignore[arg-type]
+            fut = self._pending.pop(msg_id, None)
         if fut is None:
             return
         error = message.get("error")
         if error is not None:
             fut.set_exception(RpcError(error.get("code", 0), error.get("message", ""), error.get("data")))
         else:
-            fut.set_result(message.get("result"))
+            fut.set_result(Response(message.get("result"), size))
 
     def _fail_all(self, detail: str) -> None:
         with self._lock:

@@ -39,6 +39,8 @@ import {
   StreamMessageWriter,
   createMessageConnection,
 } from 'vscode-jsonrpc/node';
+// The AI SDK's own ModelMessage schema (zod): request/build's default output must pass it as is.
+import { modelMessageSchema } from 'ai';
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -254,6 +256,16 @@ function ensureCheckpointFile() {
 // Main
 // ---------------------------------------------------------------------------------------------
 
+// Every model message checked against the `ai` package's ModelMessage schema: the failures, if any.
+function schemaErrors(messages) {
+  const errors = [];
+  messages.forEach((message, index) => {
+    const parsed = modelMessageSchema.safeParse(message);
+    if (!parsed.success) errors.push({ index, issue: parsed.error.issues[0]?.message ?? 'invalid' });
+  });
+  return errors;
+}
+
 const result = {
   ok: false,
   statuses: [],          // rebuild/status notifications: {state, message}
@@ -402,7 +414,7 @@ async function main() {
   // --- 7. request/build before the rebuild ----------------------------------------------------
   section('request/build (before)');
   const before = await conn.sendRequest('request/build', { sessionId: SESSION_ID });
-  result.buildBefore = { messages: before.messages.length, estimatedTokens: before.estimatedTokens };
+  result.buildBefore = { messages: before.messages.length, estimatedTokens: before.estimatedTokens, schemaErrors: schemaErrors(before.messages) };
   log(`${before.messages.length} model messages, ~${before.estimatedTokens} tokens, prefix ${before.prefix.hash.slice(0, 19)}…`);
 
   // --- 8. rebuild/compute: the trigger decision -----------------------------------------------
@@ -471,10 +483,29 @@ async function main() {
   // --- 10. request/build after the rebuild ----------------------------------------------------
   section('request/build (after)');
   const after = await conn.sendRequest('request/build', { sessionId: SESSION_ID });
-  result.buildAfter = { messages: after.messages.length, estimatedTokens: after.estimatedTokens };
+  result.buildAfter = { messages: after.messages.length, estimatedTokens: after.estimatedTokens, schemaErrors: schemaErrors(after.messages) };
   log(`${after.messages.length} model messages, ~${after.estimatedTokens} tokens (before: ${before.messages.length} messages, ~${before.estimatedTokens} tokens)`);
   log(`first message: role=${after.messages[0]?.role}, first text: "${after.messages[0]?.content?.[0]?.text}"`);
   log(`collapsed: ${(after.collapsedMessageIds ?? []).length} messages; reminder added: ${after.reminderAdded}; usage pending: ${after.usagePending}`);
+
+  // --- 10b. A split-shape (Claude Code) session in the AI SDK format ------------------------------
+  // One response stored as two entries sharing providerMessageID, with thinking, a user image and
+  // an image inside a tool result: request/build merges the entries and keeps thinking and images.
+  const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+  const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } };
+  const claude = { providerID: 'anthropic', modelID: 'claude-sonnet-4-6', providerMessageID: 'msg_01' };
+  await conn.sendRequest('session/open', {
+    sessionId: 'ses_nodeSplitShape01',
+    messages: [
+      { info: { id: 's1', role: 'user' }, parts: [{ type: 'text', text: 'What is on the screen?' }, image] },
+      { info: { id: 's2', role: 'assistant', ...claude }, parts: [{ type: 'thinking', thinking: 'Take a screenshot.', signature: 'sig' }] },
+      { info: { id: 's3', role: 'assistant', finish: 'tool-calls', ...claude }, parts: [{ type: 'tool_use', id: 'toolu_1', name: 'screenshot', input: {} }] },
+      { info: { id: 's4', role: 'user' }, parts: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'shot' }, image] }] },
+    ],
+  });
+  const split = await conn.sendRequest('request/build', { sessionId: 'ses_nodeSplitShape01', memoryReminder: false });
+  result.buildSplit = { roles: split.messages.map((m) => m.role), schemaErrors: schemaErrors(split.messages) };
+  log(`split shape: ${split.messages.length} model messages (${result.buildSplit.roles.join(', ')})`);
 
   // --- 11. Cancellation demo -------------------------------------------------------------------
   // A user pressing Esc while "Preparing conversation context…" is shown: start another writer and

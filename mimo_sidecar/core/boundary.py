@@ -35,8 +35,7 @@ from .jstext import JS_WS_CLASS, js_trim
 from .memory_files import MemoryRoot
 from .message import Json, Message
 from .shapes import MESSAGE_LEVEL_RESULT, is_carrier, logical_calls, tool_results, tool_uses
-
-MAIN_AGENT = "main"
+from .words import MAIN_AGENT
 
 # §7.5 item 4: exact and case-sensitive; the list itself is fixed (hosts map their names onto it).
 COMPACTABLE = frozenset(

@@ -48,7 +48,7 @@ class _Range:
     digested: Any  # ord(digestUpTo)
 
     def collapses(self, key: Any) -> bool:
-        return self.covered < key <= self.digested
+        return bool(self.covered < key <= self.digested)
 
 
 def _collapse_range(boundary: Message, ordering: Ordering) -> tuple[_Range | None, str | None]:

@@ -1,28 +1,28 @@
 """Orchestration of the rebuild over one `Session` (spec §4, §5, §7, §12).
 
-Pure and synchronous. Waiting for a checkpoint writer is the RPC layer's job: it calls
-`insert_gate` and reads the watermark *before* the wait (Decision D4), waits, and then calls
-`insert`, which either applies the whole rebuild or nothing.
+Pure and synchronous. Waiting for a checkpoint writer is the service's job (`service.insert_flow`):
+it calls `insert_gate` and reads the watermark *before* the wait (Decision D4), waits, and then
+calls `insert`, which either applies the whole rebuild or nothing.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from . import texts
 from .boundary import LastMessageInfo, build_boundary, classify, microcompact, render_actors, render_index
 from .config import RebuildConfig
+from .formats import DEFAULT_FORMAT, Target
+from .formats.prefix import prefix_hash, render_prefix
+from .formats.report import Report
 from .ids import IdMinter
 from .memory_files import MemoryRoot
 from .message import Json, Message
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
-from .session import MAIN_AGENT, Session
+from .session import Session
 from .trigger import (
     BudgetWarnings,
     is_overflow,
@@ -32,6 +32,7 @@ from .trigger import (
     usage_recovered,
 )
 from .watermark import WatermarkResult, watermark_for
+from .words import MAIN_AGENT, GateOutcome, InsertOutcome, RenderOutcome, UsageSource
 
 DEFAULT_MAX_OUTPUT_TOKENS = 32_000
 
@@ -58,7 +59,7 @@ class TriggerDecision:
     should_rebuild: bool
     hard: int
     budget: int | None
-    usage_source: str  # "request" | "last-finished" | "none"
+    usage_source: UsageSource
     warnings: tuple[str, ...] = ()
 
 
@@ -68,12 +69,12 @@ class ComputeResult:
     watermark: WatermarkResult | None
     stored_watermark: str | None
     preview: RenderResult | None
-    preview_outcome: str | None
+    preview_outcome: InsertOutcome | None
 
 
 @dataclass
 class InsertResult:
-    outcome: str
+    outcome: RenderOutcome
     message: Json | None = None
     compacted: list[Any] = field(default_factory=list)
     render: RenderResult | None = None
@@ -88,6 +89,7 @@ class RequestPrefix:
     system: list[Any]
     tools: list[Any]
     hash: str
+    request: Json | None = None  # the prefix fields in the output format (None for ai-sdk)
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ def decide_trigger(
 ) -> TriggerDecision:
     msgs = view if view is not None else session.context_view(agent_id)
     finished = last_finished(msgs)
-    source = "request"
+    source: UsageSource = "request"
     if usage is None:
         usage = finished.info.get("tokens") if finished is not None else None
         source = "last-finished" if usage else "none"
@@ -128,7 +130,7 @@ def decide_trigger(
     recovered = usage_recovered(msgs, session.ordering(), session.view_carriers(agent_id))
     summary = finished is not None and finished.info.get("summary") is True
     should = overflow and not recovered and not summary and agent_id == MAIN_AGENT
-    warnings = tuple(line.warnings) + (() if model else ("no model limits known: overflow handling is off",))
+    warnings = tuple(line.warnings) + (() if model else (texts.NO_MODEL_LIMITS,))
     return TriggerDecision(
         line.usable, count, overflow, recovered, should, line.hard, line.budget, source, warnings
     )
@@ -165,9 +167,7 @@ def activity_tail(
     ordering = session.ordering()
     lo, hi = ordering.key(watermark), ordering.key(digest_up_to)
     if lo is None or hi is None:
-        return [], [
-            f"activity slice skipped: unknown endpoint ({'watermark' if lo is None else 'digestUpTo'})"
-        ]
+        return [], [texts.activity_slice_skipped("watermark" if lo is None else "digestUpTo")]
     return [m for m in session.slice(MAIN_AGENT) if lo < ordering.key_of(m) <= hi], []
 
 
@@ -214,7 +214,7 @@ def compute(
     view = main_view if agent_id == MAIN_AGENT else session.context_view(agent_id)
     trigger = decide_trigger(session, config, model, usage, agent_id, warn_cache, view)
     wm = writer_watermark(session, main_view)
-    outcome = insert_gate(session, memory, config, agent_id)
+    outcome: InsertOutcome | None = insert_gate(session, memory, config, agent_id)
     rendered = None
     if preview and agent_id == MAIN_AGENT:
         msgs = main_view
@@ -229,7 +229,9 @@ def compute(
 
 
 # -- insert (§7) --------------------------------------------------------------------------------
-def insert_gate(session: Session, memory: MemoryRoot, config: RebuildConfig, agent_id: str) -> str | None:
+def insert_gate(
+    session: Session, memory: MemoryRoot, config: RebuildConfig, agent_id: str
+) -> GateOutcome | None:
     """The outcome that ends a rebuild before any rendering, or None to proceed (§7.1, §7.2, §8.1)."""
     if config.checkpoint_disabled:
         return "checkpoint-off"
@@ -285,7 +287,7 @@ def insert(
             watermark=watermark,
             digest_up_to=d,
             warnings=warnings,
-            detail=f"rendering failed: {exc}",
+            detail=texts.rendering_failed(exc),
         )
     warnings += list(rendered.warnings)
     if not rendered.text:
@@ -295,7 +297,7 @@ def insert(
             watermark=watermark,
             digest_up_to=d,
             warnings=warnings,
-            detail=rendered.empty_reason or "the rebuild text rendered empty",
+            detail=rendered.empty_reason or texts.RENDERED_EMPTY,
         )
     w_created = _created_of(w_msg)
     boundary = build_boundary(
@@ -326,11 +328,9 @@ def insert(
         tool_name_map=tool_name_map,
     )
     if boundary_time is None:
-        warnings.append("microcompaction skipped: the watermark message is unknown")
+        warnings.append(texts.MICROCOMPACTION_SKIPPED)
     if session.watermark != watermark:
-        warnings.append(
-            "the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one"
-        )
+        warnings.append(texts.WATERMARK_ADVANCED_DURING_WAIT)
     session.insert_boundary(boundary_msg)
     return InsertResult(
         "rebuilt",
@@ -348,7 +348,7 @@ def _or_empty(make: Callable[[], str], warnings: list[str], what: str) -> str:
     try:
         return make()
     except Exception as exc:
-        warnings.append(f"{what} omitted: {exc}")
+        warnings.append(texts.companion_text_omitted(what, exc))
         return ""
 
 
@@ -369,13 +369,20 @@ def _last_user_field(msgs: list[Message], name: str) -> Any:
 
 
 # -- request assembly (§12) --------------------------------------------------------------------
-def prefix_of(session: Session) -> RequestPrefix:
-    """The frozen request prefix and a stable hash for prompt-cache comparisons (§12.7 item 1)."""
+def prefix_of(session: Session, built: BuiltRequest | None = None) -> RequestPrefix:
+    """The frozen request prefix (behavior.md#request-prefix) in the format of `built` (default
+    `ai-sdk`), with a hash over the format's own prefix bytes for prompt-cache comparisons."""
     prefix = session.request_prefix or {}
     system = list(prefix.get("system") or [])
     tools = list(prefix.get("tools") or [])
-    digest = hashlib.sha256(orjson.dumps({"system": system, "tools": tools}, option=orjson.OPT_SORT_KEYS))
-    return RequestPrefix(system, tools, "sha256:" + digest.hexdigest())
+    if built is None or built.format == DEFAULT_FORMAT:
+        return RequestPrefix(system, tools, prefix_hash(system, tools, None))
+    report = Report(built.warnings)
+    model_id = built.target.model_id if built.target is not None else None
+    request = render_prefix(
+        built.format, system, tools, model_id=model_id, cache_ttl=built.cache_ttl, report=report
+    )
+    return RequestPrefix(system, tools, prefix_hash(system, tools, request), request)
 
 
 def has_memory_artifacts(session: Session, memory: MemoryRoot, config: RebuildConfig, now_ms: int) -> bool:
@@ -396,7 +403,11 @@ def build(
     has_actor_tool: bool = False,
     memory_reminder: bool = True,
     now_ms: int,
+    fmt: str = DEFAULT_FORMAT,
+    target: Target | None = None,
+    cache_ttl: str | None = None,
 ) -> BuildResult:
+    """The agent's next request in format `fmt` (see `core.formats`)."""
     view = list(session.context_view(agent_id))
     is_main = agent_id == MAIN_AGENT
     reminder = None
@@ -405,10 +416,16 @@ def build(
             memory.session_dir(session.session_id), shell_style=shell_style, has_actor_tool=has_actor_tool
         )
     built = build_messages(
-        view, collapse_tail=collapse_tail and is_main, ordering=session.ordering(), reminder=reminder
+        view,
+        collapse_tail=collapse_tail and is_main,
+        ordering=session.ordering(),
+        reminder=reminder,
+        fmt=fmt,
+        target=target,
+        cache_ttl=cache_ttl,
     )
     pending = usage_recovered(view, session.ordering(), session.view_carriers(agent_id))
-    return BuildResult(prefix_of(session), built, reminder is not None, pending)
+    return BuildResult(prefix_of(session, built), built, reminder is not None, pending)
 
 
 def writer_view(session: Session, up_to: str | None = None) -> list[Message]:
@@ -431,8 +448,23 @@ def writer_view(session: Session, up_to: str | None = None) -> list[Message]:
     raise KeyError(up_to)
 
 
-def build_for_writer(session: Session, up_to: str | None = None) -> BuildResult:
+def build_for_writer(
+    session: Session,
+    up_to: str | None = None,
+    *,
+    fmt: str = DEFAULT_FORMAT,
+    target: Target | None = None,
+    cache_ttl: str | None = None,
+) -> BuildResult:
     """The writer's request: its view up to W, never collapsed, no per-turn reminder (§12.8)."""
     view = writer_view(session, up_to)
-    built = build_messages(view, collapse_tail=False, ordering=session.ordering(), reminder=None)
-    return BuildResult(prefix_of(session), built, False, False)
+    built = build_messages(
+        view,
+        collapse_tail=False,
+        ordering=session.ordering(),
+        reminder=None,
+        fmt=fmt,
+        target=target,
+        cache_ttl=cache_ttl,
+    )
+    return BuildResult(prefix_of(session, built), built, False, False)

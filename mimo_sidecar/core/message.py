@@ -11,6 +11,7 @@ from typing import Any
 
 from .jsjson import js_json_length
 from .jstext import est_len
+from .words import MAIN_AGENT
 
 UNSERIALIZABLE_PART_TOKENS = 1000  # spec §3.2: a part that cannot be serialized counts 1000
 TEXT_BLOCK_TYPES = frozenset({"text", "reasoning"})
@@ -52,15 +53,17 @@ class Message:
     # -- identity and classification -------------------------------------------------------
     @property
     def id(self) -> str:
-        return self.info["id"]
+        message_id: str = self.info["id"]
+        return message_id
 
     @property
     def role(self) -> str:
-        return self.info.get("role", "")
+        role: str = self.info.get("role", "")
+        return role
 
     @property
     def agent_id(self) -> str:
-        return self.info.get("agentID") or "main"
+        return self.info.get("agentID") or MAIN_AGENT
 
     @property
     def created(self) -> int:

@@ -47,8 +47,8 @@ from .message import Json, Message
 from .shapes import is_carrier
 from .tail_digest import MAX_LINES as ACTIVITY_MAX_LINES
 from .tail_digest import build_digest
+from .words import MAIN_AGENT
 
-MAIN_AGENT = "main"
 LEDGER_NOTE_RESERVE = 60  # §8.5.1: the cut keeps cap − 60 units; the note is ≤ 59 units + "\n"
 RECENT_USER_WINDOW = 200  # §8.5.4 step 1: the newest 200 main-slice messages, any role
 RECENT_USER_EXCLUDED_PARTS = frozenset({"tool", "checkpoint", "compaction"})

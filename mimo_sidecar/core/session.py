@@ -14,25 +14,20 @@ import bisect
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
+from . import texts
+from .errors import DomainError, ErrorCode, FieldPath
 from .message import Json, Message
 from .ordering import Ordering, is_mimo_v2_message_id
+from .words import MAIN_AGENT, WriterOutcome
 
-MAIN_AGENT = "main"
 ACTIVE_ACTOR_STATUSES = frozenset({"pending", "running"})
 ENDED_TASK_STATUSES = frozenset({"done", "abandoned"})
 DAY_MS = 86_400_000
 
 
-class SessionError(Exception):
-    """A request that cannot apply to the session; `field` names the offending input path."""
-
-    def __init__(self, code: str, message: str, field: str | None = None, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.field = field
-        self.data = data
+INVALID = ErrorCode.INVALID_SESSION_DATA
 
 
 @dataclass
@@ -67,7 +62,7 @@ class WriterState:
     started_at_ms: int = 0
     queued_end_message_id: str | None = None
     settlements: int = 0  # bumped on every settlement; waiters compare it
-    last_outcome: str | None = None
+    last_outcome: WriterOutcome | None = None
 
     def as_dict(self) -> Json:
         return {
@@ -95,7 +90,6 @@ class Session:
         self.writer = WriterState()
         self.tasks: list[Json] = []
         self.actors: list[Json] = []
-        self.notices_shown: set[str] = set()
         self._declared_ascending = ids_ascending
         self._id_mode = True  # until a non-conforming ID arrives (unless declared ascending)
         self._messages: dict[str, Message] = {}
@@ -240,9 +234,10 @@ class Session:
         return sorted(kept, key=lambda t: _num(t.get("created_at")))
 
     # -- writing -----------------------------------------------------------------------------
-    def apply(self, batch: SyncBatch) -> int:
-        """Validate then apply a batch atomically; returns the new revision."""
-        self._validate(batch)
+    def apply(self, batch: SyncBatch, messages_field: str = "upsertMessages") -> int:
+        """Validate then apply a batch atomically; returns the new revision. `messages_field` is
+        the name error paths give `upsert_messages` (`messages` for session/open)."""
+        self._validate(batch, messages_field)
         for up in batch.upsert_messages:
             self._upsert_message(up)
         for pu in batch.upsert_parts:
@@ -276,43 +271,42 @@ class Session:
         return self.revision
 
     # -- validation --------------------------------------------------------------------------
-    def _validate(self, batch: SyncBatch) -> None:
+    def _validate(self, batch: SyncBatch, messages_field: str) -> None:
         incoming: set[str] = set()
         for i, up in enumerate(batch.upsert_messages):
             mid = up.info.get("id")
-            where = f"upsertMessages[{i}].info.id"
+            where: FieldPath = (messages_field, i, "info", "id")
             if not isinstance(mid, str) or not mid:
-                raise SessionError("invalid", f"{where}: a non-empty string is required", where)
+                raise DomainError(INVALID, texts.NON_EMPTY_STRING_REQUIRED, where)
             if mid in incoming:
-                raise SessionError("invalid", f"{where}: message {mid!r} appears twice in the batch", where)
+                raise DomainError(INVALID, texts.message_twice_in_batch(mid), where)
             incoming.add(mid)
-            _validate_info(up.info, f"upsertMessages[{i}].info")
+            _validate_info(up.info, (messages_field, i, "info"))
             for j, part in enumerate(up.parts or []):
-                _validate_part(part, f"upsertMessages[{i}].parts[{j}]", require_id=False)
+                _validate_part(part, (messages_field, i, "parts", j), require_id=False)
         removed = set(batch.remove_messages)
         for i, pu in enumerate(batch.upsert_parts):
-            where = f"upsertParts[{i}]"
+            where = ("upsertParts", i)
             if pu.message_id not in self._messages and pu.message_id not in incoming:
-                raise SessionError(
-                    "message-not-found", f"{where}.part.messageID: no message {pu.message_id!r}", where
+                raise DomainError(
+                    ErrorCode.MESSAGE_NOT_FOUND,
+                    texts.no_message(pu.message_id),
+                    where,
+                    within=("part", "messageID"),
                 )
             if pu.message_id in removed:
-                raise SessionError("invalid", f"{where}: message {pu.message_id!r} is also removed", where)
-            _validate_part(pu.part, f"{where}.part", require_id=True)
+                raise DomainError(INVALID, texts.message_also_removed(pu.message_id), where)
+            _validate_part(pu.part, (*where, "part"), require_id=True)
         for i, mid in enumerate(batch.remove_messages):
             if mid not in self._messages and mid not in incoming:
-                raise SessionError(
-                    "message-not-found", f"removeMessages[{i}]: no message {mid!r}", f"removeMessages[{i}]"
-                )
+                raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(mid), ("removeMessages", i))
         for i, (mid, _pid) in enumerate(batch.remove_parts):
             if mid not in self._messages and mid not in incoming:
-                raise SessionError(
-                    "message-not-found", f"removeParts[{i}]: no message {mid!r}", f"removeParts[{i}]"
-                )
+                raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(mid), ("removeParts", i))
         for name, items in (("tasks", batch.tasks), ("actors", batch.actors)):
             for i, item in enumerate(items or []):
                 if not isinstance(item, dict):
-                    raise SessionError("invalid", f"{name}[{i}]: an object is required", f"{name}[{i}]")
+                    raise DomainError(INVALID, texts.OBJECT_REQUIRED, (name, i))
 
     # -- application (cannot fail after validation) ------------------------------------------
     def _upsert_message(self, up: MessageUpsert) -> None:
@@ -422,7 +416,13 @@ class ListWindow(Sequence[Message]):
     def __len__(self) -> int:
         return len(self._items) - self._start
 
-    def __getitem__(self, index):  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
         n = len(self)
         if isinstance(index, slice):
             a, b, step = index.indices(n)
@@ -501,33 +501,29 @@ def _is_archived(task: Json, now_ms: int, archive_days: float) -> bool:
     return isinstance(cleanup, (int, float)) and not isinstance(cleanup, bool) and cleanup <= now_ms
 
 
-def _validate_info(info: Json, where: str) -> None:
+def _validate_info(info: Json, where: FieldPath) -> None:
     role = info.get("role")
     if role not in ("user", "assistant", "tool"):
-        raise SessionError("invalid", f"{where}.role: must be 'user', 'assistant' or 'tool'", f"{where}.role")
+        raise DomainError(INVALID, texts.ROLE_REQUIRED, (*where, "role"))
     t = info.get("time")
     if t is not None and not isinstance(t, dict):
-        raise SessionError("invalid", f"{where}.time: an object is required", f"{where}.time")
+        raise DomainError(INVALID, texts.OBJECT_REQUIRED, (*where, "time"))
     created = t.get("created") if isinstance(t, dict) else None
     if created is not None and (not isinstance(created, (int, float)) or isinstance(created, bool)):
-        raise SessionError(
-            "invalid", f"{where}.time.created: a number of milliseconds is required", f"{where}.time.created"
-        )
+        raise DomainError(INVALID, texts.MILLISECONDS_REQUIRED, (*where, "time", "created"))
     agent = info.get("agentID")
     if agent is not None and not isinstance(agent, str):
-        raise SessionError("invalid", f"{where}.agentID: a string is required", f"{where}.agentID")
+        raise DomainError(INVALID, texts.STRING_REQUIRED, (*where, "agentID"))
 
 
-def _validate_part(part: Any, where: str, *, require_id: bool) -> None:
+def _validate_part(part: Any, where: FieldPath, *, require_id: bool) -> None:
     if not isinstance(part, dict):
-        raise SessionError("invalid", f"{where}: an object is required", where)
+        raise DomainError(INVALID, texts.OBJECT_REQUIRED, where)
     if not isinstance(part.get("type"), str):
-        raise SessionError("invalid", f"{where}.type: a string is required", f"{where}.type")
+        raise DomainError(INVALID, texts.STRING_REQUIRED, (*where, "type"))
     pid = part.get("id")
     if require_id and (not isinstance(pid, str) or not pid):
-        raise SessionError(
-            "invalid", f"{where}.id: a non-empty string is required to upsert a part", f"{where}.id"
-        )
+        raise DomainError(INVALID, texts.PART_ID_REQUIRED, (*where, "id"))
 
 
 def batch_from_messages(messages: Iterable[Json]) -> SyncBatch:

@@ -17,7 +17,9 @@ inline (MiMo/OpenCode)        ``{"type": "tool", "callID", "tool", "state": {...
 Anthropic Messages            ``{"type": "tool_use", "id", "name", "input"}``
 OpenAI Chat Completions       ``{"type": "function", "id", "function": {"name", "arguments"}}``
                               (a ``tool_calls`` entry used as a part)
-OpenAI Responses              ``{"type": "function_call", "call_id", "name", "arguments"}``
+OpenAI Responses              ``{"type": "function_call", "call_id", "name", "arguments"}``;
+                              ``{"type": "custom_tool_call", "call_id", "name", "input"}``
+                              (a freeform tool: ``input`` is a plain string, kept as the input)
 ============================  ===============================================================
 
 OpenAI ``arguments`` is a JSON string: it is parsed into the input; an empty or blank string means
@@ -35,9 +37,14 @@ OpenAI Chat Completions       a message with ``info.role == "tool"`` and ``info.
                               its text parts joined with ``"\\n"``; host flags
                               ``info.is_error`` and ``info.interrupted``. Its ``part_index``
                               is ``-1`` (it is not one part, it is the message).
-OpenAI Responses              part ``{"type": "function_call_output", "call_id", "output",
-                              "is_error"?, "interrupted"?}``
+OpenAI Responses              part ``{"type": "function_call_output" | "custom_tool_call_output",
+                              "call_id", "output", "is_error"?, "interrupted"?}``; ``output``
+                              is a string or a list of ``input_text`` / ``input_image`` /
+                              ``input_file`` items, whose ``text`` fields are joined as above
 ============================  ===============================================================
+
+Result content that is not text (images and files inside a result) does not count in ``content``;
+request building reads it from the part itself (`core.formats`).
 
 A part whose call ID is missing or not a non-empty string is not a use or a result.
 
@@ -61,8 +68,9 @@ from .jstext import is_blank
 from .message import Json, Message
 
 INLINE_TOOL = "tool"
-USE_PART_TYPES = frozenset({INLINE_TOOL, "tool_use", "function", "function_call"})
-RESULT_PART_TYPES = frozenset({"tool_result", "function_call_output"})
+CUSTOM_TOOL_CALL = "custom_tool_call"  # Responses freeform tool call: `input` is a string
+USE_PART_TYPES = frozenset({INLINE_TOOL, "tool_use", "function", "function_call", CUSTOM_TOOL_CALL})
+RESULT_PART_TYPES = frozenset({"tool_result", "function_call_output", "custom_tool_call_output"})
 MESSAGE_LEVEL_RESULT = -1  # ToolResult.part_index of an OpenAI Chat tool-role message
 
 
@@ -118,6 +126,8 @@ def _use_of(part: Json, index: int) -> ToolUse | None:
     elif ptype == "function_call":
         call_id, name = _call_id(part.get("call_id")), part.get("name")
         tool_input = parse_arguments(part.get("arguments"))
+    elif ptype == CUSTOM_TOOL_CALL:
+        call_id, name, tool_input = _call_id(part.get("call_id")), part.get("name"), part.get("input")
     else:
         return None
     if call_id is None:

@@ -7,6 +7,8 @@ the docstring of each notes the numbers it must carry.
 
 from __future__ import annotations
 
+from .words import InsertOutcome, NoticeKind
+
 # ---------------------------------------------------------------------------------------------
 # VERBATIM (spec §6.3, §8.5.0, §8.6, §12.4)
 # ---------------------------------------------------------------------------------------------
@@ -201,7 +203,9 @@ def memory_reminder(session_dir: str, *, shell_style: bool, has_actor_tool: bool
 
 
 MANUAL_REBUILD_STATUS = "Rebuilding the conversation context from the checkpoint\u2026"
-OUTCOME_TEXTS = {
+# The title of the work-done progress a rebuild shows while busy.
+REBUILD_PROGRESS_TITLE = "Rebuilding conversation context"
+OUTCOME_TEXTS: dict[InsertOutcome, str] = {
     "rebuilt": (
         "Context rebuilt: the conversation now continues from the most recent checkpoint. Recent "
         "messages were kept; older context is represented by the checkpoint summary."
@@ -225,6 +229,17 @@ NOTICE_CHECKPOINT_OFF = (
     "turns leave the model's view with no checkpoint summary, which can hurt continuity. This is not an "
     "error. To re-enable, unset the checkpoint-disable setting or set it to false."
 )
+NOTICES: dict[NoticeKind, str] = {
+    "memory-write-off": NOTICE_MEMORY_WRITE_OFF,
+    "checkpoint-off": NOTICE_CHECKPOINT_OFF,
+}
+# Why an insert ended without inserting, for the outcomes that stop before rendering (§7.1).
+OUTCOME_DETAILS: dict[InsertOutcome, str] = {
+    "no-checkpoint": "the session has no checkpoint.md under the memory root",
+    "no-watermark": "no watermark is stored: a checkpoint writer must succeed first",
+    "not-main-agent": "only the main agent rebuilds; sub-agents use compaction",
+    "writer-failed": "the checkpoint writer did not succeed within the wait",
+}
 
 # ---------------------------------------------------------------------------------------------
 # Digest line prefixes (VERBATIM, spec §10; "assistant" is the message's role)
@@ -259,3 +274,99 @@ def collapse_unknown_endpoint_warning(field: str, message_id: object) -> str:
 def subtask_request_text(agent: str, description: str) -> str:
     """The user-turn text standing for a `subtask` part: which agent was delegated what."""
     return f"[Delegated a subtask to the {agent} agent: {description}]"
+
+
+# ---------------------------------------------------------------------------------------------
+# Rebuild diagnostics (team wording): insert details and warnings reported to the host
+# ---------------------------------------------------------------------------------------------
+NO_MODEL_LIMITS = "no model limits known: overflow handling is off"
+RENDERED_EMPTY = "the rebuild text rendered empty"
+MICROCOMPACTION_SKIPPED = "microcompaction skipped: the watermark message is unknown"
+WATERMARK_ADVANCED_DURING_WAIT = (
+    "the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one"
+)
+
+
+def activity_slice_skipped(endpoint: str) -> str:
+    return f"activity slice skipped: unknown endpoint ({endpoint})"
+
+
+def rendering_failed(exc: Exception) -> str:
+    return f"rendering failed: {exc}"
+
+
+def companion_text_omitted(what: str, exc: Exception) -> str:
+    return f"{what} omitted: {exc}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Domain error details (team wording). The RPC edge prefixes each with "<method>: <field>: ".
+# ---------------------------------------------------------------------------------------------
+# Host data the schema accepts but the session cannot (error 1005, 1003), after the field path.
+NON_EMPTY_STRING_REQUIRED = "a non-empty string is required"
+OBJECT_REQUIRED = "an object is required"
+STRING_REQUIRED = "a string is required"
+ROLE_REQUIRED = "must be 'user', 'assistant' or 'tool'"
+MILLISECONDS_REQUIRED = "a number of milliseconds is required"
+PART_ID_REQUIRED = "a non-empty string is required to upsert a part"
+
+
+def message_twice_in_batch(message_id: str) -> str:
+    return f"message {message_id!r} appears twice in the batch"
+
+
+def message_also_removed(message_id: str) -> str:
+    return f"message {message_id!r} is also removed"
+
+
+def no_message(message_id: str) -> str:
+    return f"no message {message_id!r}"
+
+
+def no_open_session(session_id: str) -> str:
+    return f"no open session {session_id!r}"
+
+
+def session_already_open(session_id: str) -> str:
+    return f"session {session_id!r} is already open; call session/close first"
+
+
+def unusable_directory_name(value: str) -> str:
+    return f"{value!r} is not usable as a directory name (empty, '.', '..', a path separator or NUL)"
+
+
+def stale_revision(base_revision: int, session_id: str, revision: int) -> str:
+    return f"{base_revision} is stale, session {session_id!r} is at revision {revision}"
+
+
+def watermark_not_computable(session_id: str) -> str:
+    return (
+        f"absent, and no watermark can be computed for session {session_id!r} yet; "
+        "send the watermark message ID"
+    )
+
+
+def no_message_in_session(message_id: str, session_id: str) -> str:
+    return f"no message {message_id!r} in session {session_id!r}"
+
+
+def no_writer_in_flight(session_id: str) -> str:
+    return (
+        f"no checkpoint writer is in flight for session {session_id!r} "
+        "(checkpoint/writerStarted must come first)"
+    )
+
+
+def closed_during_writer_wait(session_id: str) -> str:
+    return f"session {session_id!r} was closed while waiting for its writer"
+
+
+def not_in_main_view(message_id: str | None) -> str:
+    return f"message {message_id!r} is not in the main view"
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration warnings (team wording), shown to the host as one window/logMessage per load
+# ---------------------------------------------------------------------------------------------
+def config_warnings_message(source: str, warnings: list[str]) -> str:
+    return f"mimo-sidecar {source}: " + "; ".join(warnings)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from .message import Message
 from .shapes import provider_id, tool_results, tool_uses
@@ -99,7 +100,13 @@ class LazyProjection(Sequence[Element]):
     def __len__(self) -> int:
         return len(self._msgs)
 
-    def __getitem__(self, index):  # type: ignore[override]
+    @overload
+    def __getitem__(self, index: int) -> Element: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Element]: ...
+
+    def __getitem__(self, index: int | slice) -> Element | list[Element]:
         if isinstance(index, slice):
             return [element_of(m) for m in self._msgs[index]]
         return element_of(self._msgs[index])

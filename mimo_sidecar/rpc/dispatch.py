@@ -8,28 +8,27 @@ JSON value or None. Around it:
 
 - params are validated with `params_model`; a missing `params` counts as `{}`. Failures answer
   -32602 with `"<method>: invalid params: <field.path>: <problem>; ..."` and `data.errors`;
-- `SessionError` maps to its table entry (rpc/errors.py); `JsonRpcException` passes through;
-  cancellation passes through (-32800); anything else is logged with its traceback and answered
-  -32603 with a generic message;
+- `DomainError` maps to its table entry (`rpc.errors.DOMAIN_ERRORS`); `JsonRpcException` and
+  cancellation pass through; anything else reaches the protocol, which logs it and answers -32603
+  with a generic message (`rpc.errors.error_of`);
 - the task counts as in-flight work, which `shutdown` waits for;
 - results are dumped with `model_dump(mode="json", by_alias=True, exclude_none=True)`.
 
-Every method must be documented in `wire.registry`; registering an undocumented one fails at startup
-(methods under `test/` excepted).
+The wrapped handler (raw params in, JSON out) is also kept in `server.handlers[method]`, which is
+what in-process tests call. Every method must be documented in `wire.registry`; registering an
+undocumented one fails at startup (methods under `test/` excepted).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from pygls.exceptions import JsonRpcException
 
-from ..core.session import SessionError
+from ..core.errors import DomainError
 from ..wire.registry import REGISTRY
 from . import errors
 
@@ -42,6 +41,7 @@ timing = logging.getLogger("mimo_sidecar.timing")
 
 P = TypeVar("P", bound=BaseModel)
 Handler = Callable[["SidecarServer", P], Awaitable[Any]]
+RawHandler = Callable[[Any], Awaitable[Any]]
 
 
 def describe_errors(exc: ValidationError, prefix: str = "") -> tuple[str, list[dict[str, Any]]]:
@@ -75,16 +75,11 @@ def dump_result(result: Any) -> Any:
 
 
 async def run_handler(method: str, call: Callable[[], Awaitable[Any]]) -> Any:
-    """Run a handler body with the error mapping of the module docstring."""
+    """Run a handler body; a domain error becomes its wire error."""
     try:
         return dump_result(await call())
-    except SessionError as exc:
-        raise errors.from_session_error(method, exc) from None
-    except (JsonRpcException, asyncio.CancelledError):
-        raise
-    except Exception:
-        logger.exception("%s failed", method)
-        raise errors.rpc_error(errors.INTERNAL_ERROR, errors.INTERNAL_MESSAGE) from None
+    except DomainError as exc:
+        raise errors.from_domain_error(method, exc) from None
 
 
 def rpc_method(
@@ -106,6 +101,7 @@ def rpc_method(
 
         handler.__name__ = handler.__qualname__ = f"rpc:{method}"
         server.feature(method)(handler)
+        server.handlers[method] = handler
         return fn
 
     return decorate

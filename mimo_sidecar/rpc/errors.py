@@ -11,13 +11,15 @@ protocol.md documents every entry of `ERRORS`; tests/unit/test_protocol_doc.py c
 
 from __future__ import annotations
 
-import re
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from pygls.exceptions import JsonRpcException
 
-from ..core.session import SessionError
+from ..core.errors import DomainError, ErrorCode
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -87,25 +89,19 @@ ERRORS: tuple[ErrorSpec, ...] = (
     WATERMARK_UNAVAILABLE,
 )
 
-# core/state SessionError.code -> table entry. The rebuild issue extends this mapping.
-SESSION_ERROR_CODES: dict[str, ErrorSpec] = {
-    "session-not-found": SESSION_NOT_FOUND,
-    "revision-conflict": REVISION_CONFLICT,
-    "message-not-found": MESSAGE_NOT_FOUND,
-    "session-exists": SESSION_ALREADY_OPEN,
-    "invalid": INVALID_SESSION_DATA,
-    "writer-state": WRITER_STATE,
-    "watermark-unavailable": WATERMARK_UNAVAILABLE,
+# Every domain error code and its wire error. Total: tests/unit/test_error_map.py fails when a code
+# of `core.errors.ErrorCode` has no entry.
+DOMAIN_ERRORS: dict[ErrorCode, ErrorSpec] = {
+    ErrorCode.SESSION_NOT_FOUND: SESSION_NOT_FOUND,
+    ErrorCode.REVISION_CONFLICT: REVISION_CONFLICT,
+    ErrorCode.MESSAGE_NOT_FOUND: MESSAGE_NOT_FOUND,
+    ErrorCode.SESSION_EXISTS: SESSION_ALREADY_OPEN,
+    ErrorCode.INVALID_SESSION_DATA: INVALID_SESSION_DATA,
+    ErrorCode.WRITER_STATE: WRITER_STATE,
+    ErrorCode.WATERMARK_UNAVAILABLE: WATERMARK_UNAVAILABLE,
 }
 
 INTERNAL_MESSAGE = "internal error in the sidecar (details are in its log)"
-
-_INDEX = re.compile(r"\[(\d+)\]")
-
-
-def field_path(path: str) -> str:
-    """`upsertMessages[0].info.id` -> `upsertMessages.0.info.id` (one path style on the wire)."""
-    return _INDEX.sub(r".\1", path)
 
 
 def rpc_error(spec: ErrorSpec, message: str, data: dict[str, Any] | None = None) -> JsonRpcException:
@@ -115,20 +111,31 @@ def rpc_error(spec: ErrorSpec, message: str, data: dict[str, Any] | None = None)
     return JsonRpcException(message=message, code=spec.code, data=payload)
 
 
-def from_session_error(method: str, err: SessionError) -> JsonRpcException:
-    """Map a domain error to its table entry; the message starts with the method and the field."""
-    spec = SESSION_ERROR_CODES.get(err.code)
-    if spec is None:
-        spec = INVALID_SESSION_DATA
-    text = str(err)
+def from_domain_error(method: str, err: DomainError) -> JsonRpcException:
+    """The wire error of a domain error: `"<method>: <field path>: <detail>"`, data with the field."""
     data: dict[str, Any] = {}
-    if err.field is not None:
-        fld = field_path(err.field)
-        if text.startswith(err.field):
-            text = fld + text[len(err.field) :]
-        data["field"] = fld
-    if isinstance(err.data, dict):
-        data.update(err.data)
-    elif err.data is not None:
-        data["detail"] = err.data
-    return rpc_error(spec, f"{method}: {text}", data)
+    if err.path is not None:
+        data["field"] = err.path
+    data.update(err.data)
+    return rpc_error(DOMAIN_ERRORS[err.code], f"{method}: {err.message}", data)
+
+
+def public_error(code: int, message: str, data: Any) -> dict[str, Any]:
+    """The error object sent to the client. The one place where tracebacks are removed: pygls puts
+    a Python traceback in the data of an unexpected exception; it goes to the log, and the client
+    gets the generic internal error."""
+    if isinstance(data, dict) and "traceback" in data:
+        logger.error("internal error: %s\n%s", message, "".join(data["traceback"]))
+        code, message, data = INTERNAL_ERROR.code, INTERNAL_MESSAGE, {"name": INTERNAL_ERROR.name}
+    payload: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        payload["data"] = data
+    return payload
+
+
+def error_of(exc: BaseException) -> dict[str, Any]:
+    """The error object for an exception that ended a request (unexpected ones: internal error)."""
+    if isinstance(exc, JsonRpcException):
+        return public_error(exc.code, exc.message, exc.data)
+    logger.error("unexpected error in a request", exc_info=exc)
+    return public_error(INTERNAL_ERROR.code, INTERNAL_MESSAGE, {"name": INTERNAL_ERROR.name})

@@ -1,6 +1,8 @@
-"""JSON-RPC framing and message handling on top of pygls 2.1.
+"""The pygls adapter: JSON-RPC message handling on top of pygls 2.1 (framing and the JSON codec
+live in the pygls-free `mimo_sidecar.framing` and `mimo_sidecar.jsonrpc_codec`).
 
-What this changes in pygls (see ../shared/notes/pygls-sidecar-notes.md §1.3, §1.10, §4):
+What this changes in pygls (docs/architecture.md, "pygls overrides", says why each one exists;
+`PYGLS_OVERRIDES` below names the end-to-end tests that pin each one):
 
 - Params and results of custom methods stay plain JSON (dicts, lists); pygls would turn every dict
   into a namedtuple. A request without `params` reaches its handler with `None`.
@@ -10,27 +12,20 @@ What this changes in pygls (see ../shared/notes/pygls-sidecar-notes.md §1.3, §
 - Requests before `initialize` get -32002; requests after `shutdown` get -32600; a batch (array) or
   a non-object gets -32600; a body that is not JSON gets -32700 (id null).
 - Frames are parsed and written with orjson: UTF-8 bodies, byte-exact Content-Length, and results
-  are sent without cattrs walking them. Errors never carry a Python traceback.
+  are sent without cattrs walking them. Errors never carry a Python traceback (`errors.public_error`).
 - Frames are read by a dedicated thread (`FrameReader`), not pygls's shared thread pool.
 """
 
 from __future__ import annotations
 
-import io
-import json
 import logging
-import re
-import threading
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import Any
 
-import ijson
-import orjson
 from cattrs import transform_error
 from cattrs.errors import ClassValidationError
 from lsprotocol import types
 from lsprotocol.types import ResponseErrorMessage
-from pygls.exceptions import JsonRpcException
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -40,14 +35,42 @@ from pygls.protocol import (
     lsp_method,
 )
 
+from ..framing import FrameWriter
+from ..jsonrpc_codec import dumps, loads
 from . import errors
 
 logger = logging.getLogger(__name__)
 
 JSONRPC_VERSION = "2.0"
 ALWAYS_ALLOWED = frozenset({types.INITIALIZE, types.EXIT})
-MAX_HEADER_LINE = 65_536
-MAX_BODY_BYTES = 1 << 30  # a larger Content-Length is treated as a broken stream
+
+# Every pygls hook this module and rpc/server.py override, with the end-to-end tests (in
+# tests/e2e/) that fail if a pygls upgrade changes what the override relies on.
+# tests/unit/test_pygls_seams.py checks that the list is complete and that each test exists.
+PYGLS_OVERRIDES: dict[str, tuple[str, ...]] = {
+    "raw_converter_factory": ("test_request_without_params", "test_nested_jsonrpc_object_is_plain_data"),
+    "SidecarProtocol.structure_message": ("test_nested_jsonrpc_object_is_plain_data",),
+    "SidecarProtocol.handle_message": (
+        "test_request_before_initialize_and_bad_lsp_params",
+        "test_invalid_requests",
+        "test_requests_after_shutdown_are_refused",
+    ),
+    "SidecarProtocol._send_handler_result": (
+        "test_cancel_request",
+        "test_unexpected_exception_is_32603_without_traceback",
+    ),
+    "SidecarProtocol._send_response": (
+        "test_invalid_requests",
+        "test_non_ascii_is_sent_raw_with_a_byte_length",
+    ),
+    "SidecarProtocol._send_data": ("test_non_ascii_is_sent_raw_with_a_byte_length",),
+    "SidecarProtocol.lsp_exit": ("test_shutdown_then_exit_is_code_0", "test_exit_without_shutdown_is_code_1"),
+    "SidecarServer.report_server_error": ("test_failing_notification_pops_no_message_window",),
+    "SidecarServer.start_io": (
+        "test_end_of_stdin_exits_within_1s",
+        "test_lowercase_header_and_extra_headers",
+    ),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -57,7 +80,7 @@ MAX_BODY_BYTES = 1 << 30  # a larger Content-Length is treated as a broken strea
 
 def raw_converter_factory() -> Any:
     """A pygls converter that leaves custom-method params and results as plain JSON."""
-    conv = default_converter()
+    conv = default_converter()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
 
     def keep_params(obj: dict[str, Any], cls: type) -> Any:
         obj.setdefault("params", None)
@@ -74,137 +97,6 @@ def raw_converter_factory() -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
-# JSON
-# ---------------------------------------------------------------------------------------------
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-# Frames above this size are parsed with ijson's C backend instead of orjson. orjson builds its
-# own document from a copy of the input before making Python objects, so a 50 MB `session/open`
-# briefly needs the body, that copy and the objects at once; the streaming parser makes the
-# objects directly (peak RSS 202 instead of 240 MiB for a 50 MB history; benchmarks/README.md).
-LARGE_FRAME_BYTES = 8 * 1024 * 1024
-
-
-def _streaming_backend() -> Any:
-    try:
-        return ijson.get_backend("yajl2_c")  # the pure-Python backends would be far too slow
-    except ImportError:
-        return None
-
-
-_STREAMING = _streaming_backend()
-# yajl turns a lone surrogate escape into "?" (silently changing the host's text and its token
-# estimate); frames with any surrogate escape take the exact path instead.
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-def loads(body: bytes) -> Any:
-    """Parse a frame body: orjson (ijson's C backend for large frames); the stdlib only for what
-    those refuse but JSON allows (lone surrogate escapes, numbers beyond the double range)."""
-    try:
-        if _STREAMING is not None and len(body) > LARGE_FRAME_BYTES and not _SURROGATE_ESCAPE.search(body):
-            return _loads_streaming(body)
-        return orjson.loads(body)
-    except (orjson.JSONDecodeError, ijson.JSONError):
-        return json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
-
-
-def _loads_streaming(body: bytes) -> Any:
-    # Parsed to the end (not just the first value), so trailing bytes are an error, as in orjson.
-    values = list(_STREAMING.items(io.BytesIO(body), "", use_float=True))
-    if len(values) != 1:
-        raise ijson.JSONError(f"expected one JSON value, found {len(values)}")
-    return values[0]
-
-
-def dumps(payload: Any, default: Callable[[Any], Any]) -> bytes:
-    """Serialize an outgoing message as UTF-8 JSON (no ASCII escaping)."""
-    try:
-        return orjson.dumps(payload, default=default)
-    except TypeError:  # e.g. an integer beyond 64 bits
-        return json.dumps(payload, default=default, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-# ---------------------------------------------------------------------------------------------
-# Framing
-# ---------------------------------------------------------------------------------------------
-
-_CONTENT_LENGTH = re.compile(rb"content-length\s*:\s*(\d+)\s*", re.IGNORECASE)
-
-
-class FrameReader:
-    """Reads `Content-Length` framed bodies from a binary stream (blocking; run it in a thread).
-
-    Header names are matched case-insensitively and other headers are ignored. A header block
-    without a usable Content-Length is skipped with a warning.
-    """
-
-    def __init__(self, stream: BinaryIO) -> None:
-        self._stream = stream
-
-    def read(self) -> bytes | None:
-        """The next body, or None at end of input."""
-        while True:
-            length: int | None = None
-            saw_header = False
-            while True:
-                line = self._stream.readline(MAX_HEADER_LINE)
-                if not line:
-                    return None
-                if line in (b"\r\n", b"\n"):
-                    if saw_header:
-                        break
-                    continue  # blank lines between frames are tolerated
-                saw_header = True
-                match = _CONTENT_LENGTH.fullmatch(line.rstrip(b"\r\n"))
-                if match:
-                    length = int(match.group(1))
-            if length is None:
-                logger.warning("ignoring a frame header without Content-Length")
-                continue
-            if length > MAX_BODY_BYTES:
-                logger.error(
-                    "Content-Length %d exceeds %d bytes; closing the connection", length, MAX_BODY_BYTES
-                )
-                return None
-            body = self._stream.read(length)
-            if len(body) < length:
-                return None  # end of input inside a body
-            return body
-
-
-class FrameWriter:
-    """Writes whole frames (header and body in one write) and flushes; thread-safe."""
-
-    def __init__(self, stream: BinaryIO) -> None:
-        self._stream = stream
-        self._lock = threading.Lock()
-        self.closed = False
-
-    def write(self, data: bytes) -> None:
-        with self._lock:
-            if self.closed:
-                return
-            self._stream.write(data)
-            self._stream.flush()
-
-    def close(self) -> None:
-        with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-            try:
-                self._stream.flush()
-                self._stream.close()
-            except OSError:
-                pass
-
-
-# ---------------------------------------------------------------------------------------------
 # Protocol
 # ---------------------------------------------------------------------------------------------
 
@@ -217,6 +109,8 @@ class SidecarProtocol(LanguageServerProtocol):
         self.initialized = False  # set by the initialize handler once it succeeds
         self.shutdown_requested = False  # set when `shutdown` arrives (before it completes)
         self.exit_requested = False
+        self.shutdown_completed = False  # set by the shutdown handler when it answers
+        self.frames: FrameWriter | None = None  # the transport's writer, set by the server
         self.on_exit: Callable[[], None] | None = None
         self.on_connection_lost: Callable[[], None] | None = None
 
@@ -237,7 +131,7 @@ class SidecarProtocol(LanguageServerProtocol):
         except Exception:
             logger.exception("failed to handle a message")
 
-    def handle_message(self, message: Any) -> None:  # type: ignore[override]
+    def handle_message(self, message: Any) -> None:
         if not isinstance(message, dict):
             what = "batch requests are not supported" if isinstance(message, list) else "not a JSON object"
             self._send_error(None, errors.INVALID_REQUEST, f"invalid request: {what}")
@@ -315,12 +209,9 @@ class SidecarProtocol(LanguageServerProtocol):
         exc = future.exception()
         if exc is None:
             self._send_response(msg_id, result=future.result())
-        elif isinstance(exc, JsonRpcException):
-            logger.debug("request %r failed with %s: %s", msg_id, exc.code, exc.message)
-            self._send_response(msg_id, error=exc.to_response_error())
-        else:
-            logger.error("unexpected error in request %r", msg_id, exc_info=exc)
-            self._send_error(msg_id, errors.INTERNAL_ERROR, errors.INTERNAL_MESSAGE)
+            return
+        logger.debug("request %r failed: %s", msg_id, exc)
+        self._send_data({"jsonrpc": JSONRPC_VERSION, "id": msg_id, "error": errors.error_of(exc)})
 
     # -- outgoing ------------------------------------------------------------------------------
     def _send_error(self, msg_id: Any, spec: errors.ErrorSpec, message: str) -> None:
@@ -328,18 +219,8 @@ class SidecarProtocol(LanguageServerProtocol):
         self._send_data({"jsonrpc": JSONRPC_VERSION, "id": msg_id, "error": error})
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
-        if error is not None:
-            data = getattr(error, "data", None)
-            message = error.message
-            if isinstance(data, dict) and "traceback" in data:
-                # pygls attaches a traceback to internal errors; it stays in the log only.
-                logger.error(
-                    "internal error for request %r: %s\n%s", msg_id, message, "".join(data["traceback"])
-                )
-                message, data = errors.INTERNAL_MESSAGE, {"name": errors.INTERNAL_ERROR.name}
-            payload: dict[str, Any] = {"code": error.code, "message": message}
-            if data is not None:
-                payload["data"] = data
+        if error is not None:  # pygls's own errors (e.g. a crash in a synchronous handler)
+            payload = errors.public_error(error.code, error.message, getattr(error, "data", None))
             self._send_data({"jsonrpc": JSONRPC_VERSION, "id": msg_id, "error": payload})
             return
         self._result_types.pop(msg_id, None)
@@ -350,7 +231,7 @@ class SidecarProtocol(LanguageServerProtocol):
     def _send_data(self, data: Any) -> None:
         if not data:
             return
-        if self.writer is None:
+        if self.frames is None:
             logger.error("cannot send: no transport")
             return
         if isinstance(data, JsonRPCNotification) and not hasattr(data.params, "__attrs_attrs__"):
@@ -363,7 +244,7 @@ class SidecarProtocol(LanguageServerProtocol):
             logger.exception("cannot serialize an outgoing message")
             return
         try:
-            self.writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            self.frames.write_body(body)
         except (BrokenPipeError, ConnectionResetError, ValueError, OSError) as exc:
             # ValueError: write to a closed file. The client is gone either way.
             logger.error("connection to the client lost while writing: %s", exc)

@@ -1,4 +1,4 @@
-"""The sidecar server: a pygls `LanguageServer` holding the sidecar's state, served over stdio.
+"""The sidecar server: a pygls `LanguageServer` around the `SidecarService`, served over stdio.
 
 The transport loop is our own (pygls's `start_io` is replaced): a daemon thread reads frames and
 hands each body to the event loop, where the protocol parses and dispatches it. The loop stops on
@@ -20,9 +20,12 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..state import SidecarState
-from .lifecycle import ParentWatcher
-from .protocol import FrameReader, FrameWriter, SidecarProtocol, raw_converter_factory
+from ..framing import FrameReader, FrameWriter
+from ..service import SidecarService
+from .dispatch import RawHandler
+from .parent_watch import ParentWatcher
+from .protocol import SidecarProtocol, raw_converter_factory
+from .status import StatusReporter
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +40,6 @@ T = TypeVar("T")
 
 class SidecarServer(LanguageServer):
     protocol: SidecarProtocol
-    rebuild_desk: Any  # rpc.methods_rebuild.RebuildDesk, set when the rebuild methods register
 
     def __init__(self) -> None:
         super().__init__(
@@ -47,7 +49,8 @@ class SidecarServer(LanguageServer):
             protocol_cls=SidecarProtocol,
             converter_factory=raw_converter_factory,
         )
-        self.state = SidecarState()
+        self.service = SidecarService(status=lambda session_id: StatusReporter(self, session_id))
+        self.handlers: dict[str, RawHandler] = {}  # method -> validated handler (rpc.dispatch)
         self.inflight: set[asyncio.Task[Any]] = set()
         self.stop_reason: str | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -97,7 +100,7 @@ class SidecarServer(LanguageServer):
     @property
     def exit_code(self) -> int:
         """0 when the client completed `shutdown` before the end, 1 otherwise (LSP `exit` rule)."""
-        return 0 if self.protocol._shutdown else 1
+        return 0 if self.protocol.shutdown_completed else 1
 
     def call_when_running(self, fn: Callable[[], None]) -> None:
         """Run `fn` on the loop once it starts (immediately if it is running)."""
@@ -134,11 +137,11 @@ class SidecarServer(LanguageServer):
         except RuntimeError:
             pass  # loop already closed
 
-    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:  # type: ignore[override]
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve JSON-RPC on the given streams until exit, end of input or a lost connection."""
         rpc_in = stdin or sys.stdin.buffer
         writer = FrameWriter(stdout or sys.stdout.buffer)
-        self.protocol.set_writer(writer)  # type: ignore[arg-type]
+        self.protocol.frames = writer
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         try:
@@ -195,19 +198,12 @@ def _cancel_remaining(loop: asyncio.AbstractEventLoop, timeout: float) -> None:
     loop.run_until_complete(asyncio.wait(tasks, timeout=timeout))
 
 
-Registrar = Callable[[SidecarServer], None]
+def build_server(extra: tuple[Callable[[SidecarServer], None], ...] = ()) -> SidecarServer:
+    """A server with every method registered (`rpc.handlers`); `extra` registrars run last (tests)."""
+    from .handlers import register_all
 
-
-def method_areas() -> tuple[Registrar, ...]:
-    """Every module that registers methods. A new area adds its `register` here."""
-    from . import lifecycle, methods_rebuild, methods_session, testhooks
-
-    return (lifecycle.register, methods_session.register, methods_rebuild.register, testhooks.register)
-
-
-def build_server(extra: tuple[Registrar, ...] = ()) -> SidecarServer:
-    """A server with every method registered; `extra` registrars run last (tests)."""
     server = SidecarServer()
-    for register in (*method_areas(), *extra):
+    register_all(server)
+    for register in extra:
         register(server)
     return server

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ..core import texts
+from ..core.words import StatusState
 from ..wire.rebuild import StatusNotification
 
 if TYPE_CHECKING:
@@ -23,17 +25,20 @@ STATUS_METHOD = "rebuild/status"
 
 
 class StatusReporter:
-    """Busy/idle status of one session for the duration of one request."""
+    """Busy/idle status of one session for the duration of one request: the service's
+    `StatusListener`, shown as notifications (and progress, when the client has it)."""
 
-    def __init__(self, server: SidecarServer, session_id: str, title: str) -> None:
+    def __init__(
+        self, server: SidecarServer, session_id: str, title: str = texts.REBUILD_PROGRESS_TITLE
+    ) -> None:
         self.server = server
         self.session_id = session_id
         self.title = title
         self._token: str | None = None
         self._busy = False
 
-    def _notify(self, state: str, message: str) -> None:
-        note = StatusNotification(session_id=self.session_id, state=state, message=message)  # type: ignore[arg-type]
+    def _notify(self, state: StatusState, message: str) -> None:
+        note = StatusNotification(session_id=self.session_id, state=state, message=message)
         self.server.protocol.notify(STATUS_METHOD, note.model_dump(mode="json", by_alias=True))
 
     async def busy(self, message: str) -> None:

@@ -8,6 +8,7 @@ declares but never reads (spec D6), are accepted and reported as warnings.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Annotated, Any
 
@@ -181,23 +182,14 @@ class SidecarConfig(_Section):
 
 
 def to_rebuild_config(cfg: SidecarConfig) -> RebuildConfig:
-    """The plain values the core reads."""
+    """The plain values the core reads. Push caps carry over by field name (the core's `PushCaps`
+    fields are the wire model's, less the D6 caps; tests/unit/test_wire_config.py proves that the
+    two lists and their defaults agree)."""
     caps = cfg.checkpoint.push_caps
     ck, cp = cfg.checkpoint, cfg.compaction
     max_context: Any = cp.max_context
     return RebuildConfig(
-        push_caps=PushCaps(
-            tasks_ledger=caps.tasks_ledger,
-            checkpoint=caps.checkpoint,
-            actor_ledger=caps.actor_ledger,
-            recent_user=caps.recent_user,
-            recent_user_per_msg=caps.recent_user_per_msg,
-            memory=caps.memory,
-            global_=caps.global_,
-            notes=caps.notes,
-            memory_titles=caps.memory_titles,
-            total=caps.total,
-        ),
+        push_caps=PushCaps(**{f.name: getattr(caps, f.name) for f in dataclasses.fields(PushCaps)}),
         task_archive_days=ck.task_archive_days,
         compaction_auto=cp.auto,
         max_context=max_context,

@@ -6,6 +6,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..core.words import (
+    MAIN_AGENT,
+    InsertOutcome,
+    InsertReason,
+    NoticeKind,
+    RequestFormat,
+    StatusState,
+    UsageSource,
+    WaitResult,
+)
 from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId
 
 NonNegative = Annotated[int, Field(ge=0)]
@@ -90,7 +100,7 @@ class RenderReport(Result):
 
 class ComputeParams(Params):
     session_id: SessionId
-    agent_id: AgentId = "main"
+    agent_id: AgentId = MAIN_AGENT
     usage: TokenUsage | None = Field(
         None,
         description="The last finished assistant step's usage; default: the `tokens` of the newest "
@@ -116,7 +126,7 @@ class TriggerInfo(Result):
     budget: int | None = Field(
         None, description="The working-window budget from compaction.max_context, if any."
     )
-    usage_source: Literal["request", "last-finished", "none"]
+    usage_source: UsageSource
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -131,7 +141,9 @@ class WatermarkInfo(Result):
 
 
 class PreviewInfo(Result):
-    outcome: str = Field(description="What rebuild/insert would answer now, without waiting for a writer.")
+    outcome: InsertOutcome = Field(
+        description="What rebuild/insert would answer now, without waiting for a writer."
+    )
     report: RenderReport
 
 
@@ -151,19 +163,6 @@ class ComputeResult(Result):
 # ---------------------------------------------------------------------------------------------
 
 
-InsertReason = Literal["auto", "overflow", "manual"]
-InsertOutcome = Literal[
-    "rebuilt",
-    "insert-failed",
-    "writer-failed",
-    "no-checkpoint",
-    "no-watermark",
-    "not-main-agent",
-    "checkpoint-off",
-    "memory-write-off",
-]
-
-
 class TurnModel(Params):
     provider_id: NonEmptyStr
     model_id: NonEmptyStr
@@ -171,7 +170,7 @@ class TurnModel(Params):
 
 class InsertParams(Params):
     session_id: SessionId
-    agent_id: AgentId = "main"
+    agent_id: AgentId = MAIN_AGENT
     reason: InsertReason = Field(
         description="`manual` digests and collapses the whole idle main slice (§7.7)."
     )
@@ -200,7 +199,7 @@ class CompactedPart(Result):
 
 
 class WaitInfo(Result):
-    result: Literal["no-writer", "success", "failure", "timeout"]
+    result: WaitResult
     waited_ms: int
     bound_ms: int
 
@@ -208,7 +207,7 @@ class WaitInfo(Result):
 class Notice(Result):
     """A one-time notice (spec §7.7): persist it as a text part flagged synthetic and ignored."""
 
-    kind: Literal["memory-write-off", "checkpoint-off"]
+    kind: NoticeKind
     text: str
 
 
@@ -237,9 +236,43 @@ class InsertResult(Result):
 # ---------------------------------------------------------------------------------------------
 
 
+
+
+class BuildTarget(Params):
+    """The model the request goes to and what it accepts (protocol.md "Formats")."""
+
+    provider_id: NonEmptyStr | None = Field(
+        None,
+        description="Compared with `info.providerID`: reasoning is replayed only to the provider that "
+        "produced it. Default for the provider formats: the newest assistant message's.",
+    )
+    model_id: NonEmptyStr | None = Field(
+        None,
+        description="Compared with `info.modelID` (signatures are model-bound). Default for the provider "
+        "formats: the newest assistant message's; `ai-sdk` filters nothing unless a target is given.",
+    )
+    thinking: bool | None = Field(
+        None,
+        description="Anthropic extended thinking on/off for this request. `false` sends no thinking; "
+        "`true` enforces the final-assistant rule (may set `overrides.thinking`); absent: not enforced.",
+    )
+    images: bool = Field(True, description="The model takes image/file input; false: a text placeholder.")
+    tool_result_media: bool | None = Field(
+        None,
+        description="Media may stay inside tool results. Default: true for anthropic, openai-responses "
+        "and ai-sdk; false for openai-chat and gemini (moved to a user turn after the results).",
+    )
+
+
+class CacheOptions(Params):
+    """Anthropic prompt-cache breakpoints (`format: anthropic` only)."""
+
+    ttl: Literal["5m", "1h"] = Field("5m", description="`cache_control.ttl` of every breakpoint.")
+
+
 class BuildParams(Params):
     session_id: SessionId
-    agent_id: AgentId = "main"
+    agent_id: AgentId = MAIN_AGENT
     collapse_tail: bool = Field(
         True, description="Collapse digested assistant messages (main agent only, §11)."
     )
@@ -258,21 +291,57 @@ class BuildParams(Params):
         description="With `purpose: writer`: the writer's watermark. Default: the in-flight writer's, "
         "else the one `rebuild/compute` reports.",
     )
+    format: RequestFormat = Field(
+        "ai-sdk", description='The output format of `messages` and `prefix.request` (protocol.md "Formats").'
+    )
+    target: BuildTarget | None = Field(
+        None, description="The model the request goes to (reasoning replay, media)."
+    )
+    cache: CacheOptions | None = Field(
+        None, description="Put up to 4 Anthropic `cache_control` breakpoints (`format: anthropic`)."
+    )
 
 
 class RequestPrefixInfo(Result):
     system: list[Any] = Field(description="The frozen system prompt parts from `requestPrefix.system`.")
     tools: list[Any] = Field(description="The frozen tool definitions from `requestPrefix.tools`.")
     hash: str = Field(
-        description="`sha256:<hex>` over system and tools; equal hashes mean a stable prompt cache."
+        description="`sha256:<hex>` over the format's own prefix bytes (`request`; for `ai-sdk` over "
+        "system and tools); equal hashes mean a stable prompt cache."
+    )
+    request: Json | None = Field(
+        None,
+        description="The prefix fields of the format's request body (absent for `ai-sdk`): anthropic "
+        "`system`+`tools`; openai-chat `messages` (the head to put first)+`tools`; openai-responses "
+        "`instructions`+`tools`; gemini `systemInstruction`+`tools`.",
     )
 
 
 class BuildResult(Result):
     revision: Revision
     prefix: RequestPrefixInfo
-    messages: list[Json] = Field(description="AI SDK ModelMessage objects, in order (see 'Model messages').")
-    sources: list[str] = Field(description="The stored message ID each model message comes from.")
+    format: RequestFormat = Field("ai-sdk", description="The format of `messages` and `prefix.request`.")
+    messages: list[Json] = Field(
+        description="The history in `format`: AI SDK ModelMessages, Anthropic messages, Chat Completions "
+        "messages, Responses input items or Gemini contents (see 'Formats')."
+    )
+    sources: list[str] = Field(
+        description="For each output message: the (first) stored message it comes from."
+    )
+    source_groups: list[list[str]] = Field(
+        default_factory=list,
+        description="For each output message: every stored message it comes from (merged entries of one "
+        "provider response, the carriers of one step's results).",
+    )
+    call_id_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="Call IDs remapped to fit the provider's limits: sent ID → stored ID.",
+    )
+    overrides: Json = Field(
+        default_factory=dict,
+        description="Request fields this history needs, to set over the host's: `thinking: {type: "
+        "disabled}` when an Anthropic tool loop has no signed thinking to replay.",
+    )
     estimated_tokens: int = Field(description="Estimated tokens of the stored messages the view keeps.")
     collapsed_message_ids: list[str] = Field(default_factory=list)
     reminder_added: bool
@@ -287,7 +356,7 @@ class BuildResult(Result):
 
 class StatusNotification(Result):
     session_id: SessionId
-    state: Literal["busy", "idle"]
+    state: StatusState
     message: str = Field(description="`Preparing conversation context…` while waiting for the writer.")
 
 

@@ -526,7 +526,8 @@ register(
         "request",
         "client → sidecar",
         "Rebuild",
-        "What the host sends the model: the frozen prefix and the view's messages as AI SDK ModelMessages.",
+        "What the host sends the model: the frozen prefix and the view's messages, as AI SDK "
+        "ModelMessages or in a provider's own format.",
         rb.BuildParams,
         rb.BuildResult,
         {"sessionId": _SID},

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
+from ..core.words import WriterOutcome, WriterStartState
 from .common import HostObject, Json, MessageId, NonEmptyStr, Params, Result, Revision, Role, SessionId
 
 # ---------------------------------------------------------------------------------------------
@@ -218,9 +219,6 @@ class SessionRef(Params):
     session_id: SessionId
 
 
-WriterOutcome = Literal["success", "failure", "cancelled"]
-
-
 class WriterInfo(Result):
     in_flight: bool = Field(description="A checkpoint writer is running for this session.")
     end_message_id: str | None = Field(None, description="Watermark candidate of the in-flight writer.")
@@ -261,7 +259,7 @@ class WriterStartedParams(Params):
 
 
 class WriterStartedResult(Result):
-    state: Literal["in-flight", "queued"] = Field(
+    state: WriterStartState = Field(
         description="`in-flight`: run the writer now. `queued`: another writer is running; this request "
         "replaces any older queued one and is promoted when that writer settles."
     )

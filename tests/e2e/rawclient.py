@@ -1,8 +1,12 @@
 """A minimal client speaking raw Content-Length frames to a spawned sidecar.
 
+On purpose, it shares no code with the sidecar or with `mimo_sidecar.client` (the one Python
+client of the package): its framing and JSON are written here with the standard library, so a bug
+in the package's framing or codec cannot hide itself from the tests.
+
 It checks the sidecar's stdout strictly: every byte must belong to a well-formed frame
-(`Content-Length: N\\r\\n`, optional other headers, `\\r\\n`, then N bytes of JSON). Anything else is
-recorded in `violations`. stderr is collected in `stderr_text()`.
+(`Content-Length: N\\r\\n`, optional other headers, `\\r\\n`, then N bytes of JSON). Anything else
+is recorded in `violations`. stderr is collected in `stderr_text()`.
 """
 
 from __future__ import annotations
@@ -17,8 +21,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-from mimo_sidecar.client import frame
 
 REPO = Path(__file__).resolve().parents[2]
 MISSING = object()
@@ -35,7 +37,8 @@ def hook_env(**extra: str) -> dict[str, str]:
 
 
 def encode(payload: Any) -> bytes:
-    return frame(json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 def _limit_memory(max_bytes: int) -> None:

@@ -2,8 +2,9 @@
 
 Runs the example exactly as an extension author would (`node client.mjs <memoryRoot>`, with
 `MIMO_SIDECAR_PYTHON` pointing at this interpreter) and asserts the facts it reports on its last
-stdout line, `RESULT {json}`. Skipped when Node/npm are missing, or when its single dependency
-(vscode-jsonrpc) is not installed and the npm registry cannot be reached.
+stdout line, `RESULT {json}`. Skipped when Node/npm are missing, or when its dependencies
+(vscode-jsonrpc; `ai` and `zod` for the AI SDK's own ModelMessage schema) are not installed and the
+npm registry cannot be reached.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ _NETWORK_ERRORS = (
 
 
 def _ensure_node_modules() -> None:
-    if (EXAMPLE / "node_modules" / "vscode-jsonrpc" / "package.json").exists():
+    if all(
+        (EXAMPLE / "node_modules" / dep / "package.json").exists() for dep in ("vscode-jsonrpc", "ai", "zod")
+    ):
         return
     npm = shutil.which("npm")
     assert npm is not None
@@ -124,6 +127,10 @@ def test_node_example_client_full_cycle(node: str, tmp_path: Path) -> None:
     assert result["boundaryFirstPartType"] == "checkpoint", context
 
     before, after = result["buildBefore"], result["buildAfter"]
+    # request/build's default output passes the `ai` package's own ModelMessage schema, as is.
+    assert before["schemaErrors"] == [] and after["schemaErrors"] == [], context
+    split = result["buildSplit"]  # thinking, a user image and an image inside a tool result
+    assert split["roles"] == ["user", "assistant", "tool"] and split["schemaErrors"] == [], context
     assert after["messages"] < before["messages"], context
     assert after["estimatedTokens"] < before["estimatedTokens"], context
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,6 +25,16 @@ def raw(memory_root: Path) -> Iterator[RawClient]:
         assert "result" in client.initialize(memory_root)
         yield client
         assert client.violations == [], client.violations
+
+
+def logged(raw: RawClient, *texts: str, timeout: float = 5.0) -> bool:
+    """Whether every text reaches the sidecar's stderr (read by a thread: it may lag a response)."""
+    deadline = time.monotonic() + timeout
+    while not all(t in raw.stderr_text() for t in texts):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def error_of(reply: dict) -> dict:
@@ -98,7 +109,7 @@ def test_unexpected_exception_is_32603_without_traceback(raw: RawClient) -> None
     assert err["code"] == -32603
     assert err["data"] == {"name": "InternalError"}
     assert "deliberate" not in err["message"] and "Traceback" not in str(err)
-    assert "Traceback" in raw.stderr_text() and "deliberate failure" in raw.stderr_text()
+    assert logged(raw, "Traceback", "deliberate failure")
 
 
 def test_cancel_request(raw: RawClient) -> None:
@@ -117,3 +128,12 @@ def test_requests_after_shutdown_are_refused(memory_root: Path) -> None:
         c.notify("exit")
         assert c.wait(5) == 0
         assert c.violations == []
+
+
+def test_failing_notification_pops_no_message_window(raw: RawClient) -> None:
+    """A handler that fails for a notification is logged only (pygls would show the client a
+    `window/showMessage`; `SidecarServer.report_server_error` keeps it in the log)."""
+    raw.notify("test/fail", {})
+    assert raw.call("session/get", {"sessionId": "after-failed-notification"})["error"]["code"] == 1001
+    assert [n for n in raw.notifications if n.get("method") == "window/showMessage"] == []
+    assert logged(raw, "server error (FeatureNotificationError)")

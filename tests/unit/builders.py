@@ -186,3 +186,69 @@ def seq_ordering(*messages: Message) -> Ordering:
 
 def ids(messages: list[Message]) -> list[str]:
     return [m.id for m in messages]
+
+
+# -- provider-native blocks of split shapes (CONTRACT-split-parts) -----------------------------------
+def custom_tool_call(call_id: str, name: str, input: str = "") -> Json:
+    """OpenAI Responses freeform tool call (Codex `apply_patch`): `input` is a plain string."""
+    return {"type": "custom_tool_call", "call_id": call_id, "name": name, "input": input}
+
+
+def custom_tool_call_output(call_id: str, output: Any = "ok") -> Json:
+    return {"type": "custom_tool_call_output", "call_id": call_id, "output": output}
+
+
+def thinking(t: str, signature: str = "sig") -> Json:
+    """Anthropic `thinking` block."""
+    return {"type": "thinking", "thinking": t, "signature": signature}
+
+
+def redacted_thinking(data: str = "REDACTED") -> Json:
+    return {"type": "redacted_thinking", "data": data}
+
+
+def image(data: str = "iVBORw0KGgo=", media_type: str = "image/png") -> Json:
+    """Anthropic base64 `image` block."""
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def image_url_block(url: str) -> Json:
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def document(data: str = "JVBERi0=", title: str | None = None) -> Json:
+    block: Json = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": data},
+    }
+    if title is not None:
+        block["title"] = title
+    return block
+
+
+def reasoning_item(summary: str = "", encrypted: str | None = "ENC", item_id: str | None = "rs_1") -> Json:
+    """OpenAI Responses `reasoning` item (distinguished from a MiMo reasoning part by `summary`)."""
+    item: Json = {
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": summary}] if summary else [],
+    }
+    if item_id is not None:
+        item["id"] = item_id
+    if encrypted is not None:
+        item["encrypted_content"] = encrypted
+    return item
+
+
+def input_image(image_url: str = "data:image/png;base64,iVBORw0KGgo=", detail: str | None = None) -> Json:
+    block: Json = {"type": "input_image", "image_url": image_url}
+    if detail is not None:
+        block["detail"] = detail
+    return block
+
+
+def file_part(url: str, mime: str = "image/png", filename: str | None = None) -> Json:
+    """A MiMo `file` part."""
+    part: Json = {"type": "file", "mime": mime, "url": url}
+    if filename is not None:
+        part["filename"] = filename
+    return part

@@ -13,11 +13,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pygls.exceptions import JsonRpcException
 
 from mimo_sidecar.rpc import errors
-from mimo_sidecar.rpc.server import build_server
 from mimo_sidecar.wire.registry import REGISTRY
+from tests.harness import Harness, RpcFailure
 
 SERVED = [
     name
@@ -70,26 +69,24 @@ def _mutations(example: Any) -> st.SearchStrategy[Any]:
     )
 
 
-def _server() -> Any:
-    server = build_server()
-    server.state.memory_root = "/nonexistent-memory-root"  # reads fail cleanly, never outside
-    return server
+def _server() -> Harness:
+    return Harness(memory_root="/nonexistent-memory-root")  # reads fail cleanly, never outside
 
 
-async def _call(server: Any, method: str, params: Any) -> Any:
-    return await server.protocol.fm.features[method](copy.deepcopy(params))
+async def _call(server: Harness, method: str, params: Any) -> Any:
+    return await server.call(method, params)
 
 
-async def _answer(server: Any, method: str, params: Any) -> int | None:
+async def _answer(server: Harness, method: str, params: Any) -> int | None:
     """None for a result, else the error code."""
     try:
         await _call(server, method, params)
-    except JsonRpcException as exc:
+    except RpcFailure as exc:
         return exc.code
     return None
 
 
-async def _opened(server: Any) -> None:
+async def _opened(server: Harness) -> None:
     await _call(server, "session/open", REGISTRY["session/open"].params_example)
 
 
@@ -123,12 +120,16 @@ def test_rejected_sync_leaves_the_session_untouched(params: Any) -> None:
         await _opened(server)
         sid = REGISTRY["session/open"].params_example["sessionId"]
         before = await _call(server, "session/get", {"sessionId": sid})
-        snapshot = [(m.info, copy.deepcopy(m.parts)) for m in server.state.sessions[sid].messages()]
+        snapshot = [
+            (m.info, copy.deepcopy(m.parts)) for m in server.service.sessions.require(sid).session.messages()
+        ]
         code = await _answer(server, "session/sync", params)
         if code is not None:
             assert code in DOCUMENTED and code != errors.INTERNAL_ERROR.code
             after = await _call(server, "session/get", {"sessionId": sid})
             assert after == before
-            assert [(m.info, m.parts) for m in server.state.sessions[sid].messages()] == snapshot
+            assert [
+                (m.info, m.parts) for m in server.service.sessions.require(sid).session.messages()
+            ] == snapshot
 
     asyncio.run(run())

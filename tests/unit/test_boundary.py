@@ -27,6 +27,8 @@ from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message, part_tokens
 from tests.unit.builders import (
     assistant,
+    custom_tool_call,
+    custom_tool_call_output,
     function,
     function_call,
     function_call_output,
@@ -397,6 +399,14 @@ def test_split_openai_tool_message_marks_first_text_part() -> None:
 def test_split_responses_output_part_and_pending_call() -> None:
     issuer = assistant("a1", function_call("c1", "grep"), function_call("c9", "grep"), created=T0 + 12)
     carrier = user("k1", function_call_output("c1", "hits"), created=T0 + 13)
+    marks = microcompact([issuer, carrier], T0 + 10, None, T0 + 70)
+    assert [(m.message_id, m.compacted_at) for m in marks] == [("k1", T0 + 70)]
+    assert carrier.parts[0]["time"] == {"compacted": T0 + 70}
+
+
+def test_split_responses_custom_tool_call_output_is_marked() -> None:
+    issuer = assistant("a1", custom_tool_call("c1", "apply_patch", "*** Begin Patch"), created=T0 + 12)
+    carrier = msg("k1", "tool", [custom_tool_call_output("c1", "Done")], created=T0 + 13)
     marks = microcompact([issuer, carrier], T0 + 10, None, T0 + 70)
     assert [(m.message_id, m.compacted_at) for m in marks] == [("k1", T0 + 70)]
     assert carrier.parts[0]["time"] == {"compacted": T0 + 70}

@@ -7,7 +7,7 @@ import json
 import orjson
 import pytest
 
-from mimo_sidecar.rpc import protocol
+from mimo_sidecar import jsonrpc_codec as protocol
 
 
 def _large(value: dict) -> bytes:

@@ -354,15 +354,22 @@ def test_anthropic_carrier_splits_into_tool_and_user_messages() -> None:
 
 
 def test_openai_chat_shape() -> None:
+    """The results of one step form one tool message, whatever the number of tool-role messages."""
     a = assistant(
         "a1", function("c1", "bash", '{"command":"ls"}'), function("c2", "bash", "{}"), finish="tool-calls"
     )
     built = build([a, tool_message("t1", "c1", "listing"), tool_message("t2", "c2", "denied", is_error=True)])
     assert built.messages == [
         {"role": "assistant", "content": [call("c1", "bash", {"command": "ls"}), call("c2", "bash")]},
-        {"role": "tool", "content": [result("c1", "bash", out_text("listing"))]},
-        {"role": "tool", "content": [result("c2", "bash", {"type": "error-text", "value": "denied"})]},
+        {
+            "role": "tool",
+            "content": [
+                result("c1", "bash", out_text("listing")),
+                result("c2", "bash", {"type": "error-text", "value": "denied"}),
+            ],
+        },
     ]
+    assert built.sources == ["a1", "t1"] and built.source_groups == [["a1"], ["t1", "t2"]]
 
 
 def test_openai_responses_shape_with_compaction_and_interruption() -> None:

@@ -1,24 +1,21 @@
-"""Session state: atomic batches, revisions, incremental estimates, ordering modes, tasks, actors,
-and the writer registry of SidecarState (spec §2, §5.1, §6.1, §6.2)."""
+"""Session state: atomic batches, revisions, incremental estimates, ordering modes, tasks, actors
+(spec §2). The service's sessions and writer registry: tests/unit/test_service_sessions.py."""
 
 from __future__ import annotations
-
-import asyncio
 
 import pytest
 
 from mimo_sidecar.core import message as message_mod
+from mimo_sidecar.core.errors import DomainError
 from mimo_sidecar.core.message import part_tokens
 from mimo_sidecar.core.session import (
     DAY_MS,
     MessageUpsert,
     PartUpsert,
     Session,
-    SessionError,
     SyncBatch,
     batch_from_messages,
 )
-from mimo_sidecar.state import SidecarState
 
 
 def mid(n: int) -> str:
@@ -69,10 +66,10 @@ def test_batch_with_a_bad_second_item_changes_nothing() -> None:
         remove_messages=[mid(2)],
         tasks=[{"id": "T1"}],
     )
-    with pytest.raises(SessionError) as exc:
+    with pytest.raises(DomainError) as exc:
         s.apply(bad)
-    assert exc.value.code == "message-not-found"
-    assert exc.value.field == "upsertParts[1]"
+    assert exc.value.code.value == "message-not-found"
+    assert exc.value.path == "upsertParts.1"
     assert snapshot(s) == before
 
 
@@ -86,33 +83,37 @@ def test_batch_with_a_bad_second_item_changes_nothing() -> None:
                     MessageUpsert({"id": mid(5), "role": "user"}),
                 ]
             ),
-            "invalid",
-            "upsertMessages[1].info.id",
+            "invalid-session-data",
+            "upsertMessages.1.info.id",
         ),
         (
             SyncBatch(
                 upsert_messages=[MessageUpsert({"id": mid(5), "role": "user", "time": {"created": "x"}})]
             ),
-            "invalid",
-            "upsertMessages[0].info.time.created",
+            "invalid-session-data",
+            "upsertMessages.0.info.time.created",
         ),
-        (SyncBatch(remove_messages=[mid(1), "nope"]), "message-not-found", "removeMessages[1]"),
-        (SyncBatch(upsert_parts=[PartUpsert(mid(1), {"type": "text"})]), "invalid", "upsertParts[0].part.id"),
+        (SyncBatch(remove_messages=[mid(1), "nope"]), "message-not-found", "removeMessages.1"),
+        (
+            SyncBatch(upsert_parts=[PartUpsert(mid(1), {"type": "text"})]),
+            "invalid-session-data",
+            "upsertParts.0.part.id",
+        ),
         (
             SyncBatch(
                 upsert_parts=[PartUpsert(mid(1), text_part(mid(1), "p2", "x"))], remove_messages=[mid(1)]
             ),
-            "invalid",
-            "upsertParts[0]",
+            "invalid-session-data",
+            "upsertParts.0",
         ),
     ],
 )
 def test_invalid_batches_are_rejected_whole(batch: SyncBatch, code: str, field: str) -> None:
     s = opened(msg(mid(1)))
     before = snapshot(s)
-    with pytest.raises(SessionError) as exc:
+    with pytest.raises(DomainError) as exc:
         s.apply(batch)
-    assert (exc.value.code, exc.value.field) == (code, field)
+    assert (exc.value.code.value, exc.value.path) == (code, field)
     assert snapshot(s) == before
 
 
@@ -270,136 +271,3 @@ def test_active_actors_are_this_sessions_background_pending_or_running() -> None
     s = Session("s1")
     s.apply(SyncBatch(actors=actors))
     assert [a["actorID"] for a in s.active_actors()] == ["a1", "a5"]
-
-
-# -- SidecarState: sessions --------------------------------------------------------------------
-
-
-def test_open_rejects_duplicates_and_invalid_histories_and_renames_fields() -> None:
-    st = SidecarState()
-    st.open_session("s1", messages=[msg(mid(1))])
-    with pytest.raises(SessionError) as exc:
-        st.open_session("s1")
-    assert exc.value.code == "session-exists"
-    with pytest.raises(SessionError) as exc:
-        st.open_session("s2", messages=[msg(mid(1)), msg(mid(1))])
-    assert exc.value.field == "messages[1].info.id"
-    assert str(exc.value).startswith("messages[1].info.id")
-    assert "s2" not in st.sessions
-
-
-def test_sync_with_stale_base_revision_changes_nothing() -> None:
-    st = SidecarState()
-    s = st.open_session("s1", messages=[msg(mid(1))])
-    before = snapshot(s)
-    with pytest.raises(SessionError) as exc:
-        st.sync("s1", SyncBatch(remove_messages=[mid(1)]), base_revision=0)
-    assert exc.value.code == "revision-conflict"
-    assert exc.value.data == {"expected": 0, "actual": 1}
-    assert snapshot(s) == before
-    assert st.sync("s1", SyncBatch(remove_messages=[mid(1)]), base_revision=1) == 2
-
-
-def test_close_forgets_the_session() -> None:
-    st = SidecarState()
-    st.open_session("s1")
-    st.close("s1")
-    with pytest.raises(SessionError) as exc:
-        st.require("s1")
-    assert exc.value.code == "session-not-found"
-
-
-# -- SidecarState: writer registry -------------------------------------------------------------
-
-
-def writer_state() -> tuple[SidecarState, Session]:
-    st = SidecarState()
-    s = st.open_session("s1", messages=[msg(mid(n), created=n) for n in range(1, 6)], watermark=mid(1))
-    return st, s
-
-
-def test_watermark_is_stored_only_on_success() -> None:
-    st, s = writer_state()
-    assert st.writer_started("s1", mid(3)).state == "in-flight"
-    assert st.writer_finished("s1", "failure", retryable=True).watermark == mid(1)
-    assert (s.writer.in_flight, s.writer.settlements, s.writer.last_outcome) == (False, 1, "failure")
-    st.writer_started("s1", mid(3))
-    assert st.writer_finished("s1", "cancelled").watermark == mid(1)
-    st.writer_started("s1", mid(3))
-    assert st.writer_finished("s1", "success").watermark == mid(3)
-    assert s.watermark == mid(3) and s.writer.settlements == 3
-
-
-def test_one_writer_in_flight_newer_queued_request_replaces_older_and_is_promoted() -> None:
-    st, s = writer_state()
-    st.writer_started("s1", mid(2))
-    assert st.writer_started("s1", mid(3)).state == "queued"
-    assert st.writer_started("s1", mid(4)).state == "queued"
-    done = st.writer_finished("s1", "success")
-    assert (done.watermark, done.promoted) == (mid(2), mid(4))
-    assert (s.writer.in_flight, s.writer.end_message_id, s.writer.queued_end_message_id) == (
-        True,
-        mid(4),
-        None,
-    )
-    done = st.writer_finished("s1", "success")
-    assert (done.watermark, done.promoted, s.writer.in_flight) == (mid(4), None, False)
-
-
-def test_writer_errors() -> None:
-    st, _ = writer_state()
-    with pytest.raises(SessionError) as exc:
-        st.writer_finished("s1", "success")
-    assert exc.value.code == "writer-state"
-    with pytest.raises(SessionError) as exc:
-        st.writer_started("s1", "msg_unknown")
-    assert (exc.value.code, exc.value.field) == ("message-not-found", "watermark")
-    st.open_session("empty")
-    with pytest.raises(SessionError) as exc:
-        st.writer_started("empty")  # an empty view has no watermark to compute (spec §5.1)
-    assert exc.value.code == "watermark-unavailable"
-
-
-def test_writer_wait_bound_follows_the_stored_watermark() -> None:
-    st, s = writer_state()
-    assert st.writer_wait_bound_ms(s) == 30_000
-    s.watermark = None
-    assert st.writer_wait_bound_ms(s) == 300_000
-
-
-async def test_wait_for_writer_results() -> None:
-    st, _ = writer_state()
-    assert (await st.wait_for_writer("s1", 1000)).result == "no-writer"
-
-    st.writer_started("s1", mid(3))
-    waiter = asyncio.ensure_future(st.wait_for_writer("s1", 5000))
-    await asyncio.sleep(0.01)
-    assert not waiter.done()
-    st.writer_finished("s1", "failure", retryable=True)
-    got = await asyncio.wait_for(waiter, 1)
-    assert (got.result, got.outcome, got.retryable) == ("failure", "failure", True)
-
-    st.writer_started("s1", mid(3))
-    st.writer_started("s1", mid(4))  # queued
-    waiter = asyncio.ensure_future(st.wait_for_writer("s1", 5000))
-    await asyncio.sleep(0)
-    st.writer_finished("s1", "success")  # the awaited writer
-    st.writer_finished("s1", "failure")  # the promoted one, settled before the waiter runs
-    got = await asyncio.wait_for(waiter, 1)
-    assert (got.result, got.outcome, got.retryable) == ("success", "success", None)
-
-    st.writer_started("s1", mid(5))
-    got = await st.wait_for_writer("s1", 30)
-    assert got.result == "timeout" and got.waited_ms >= 25
-    assert st.sessions["s1"].writer.in_flight  # a timeout is not a failure
-
-
-async def test_closing_a_session_fails_its_writer_waiters() -> None:
-    st, _ = writer_state()
-    st.writer_started("s1", mid(2))
-    waiter = asyncio.ensure_future(st.wait_for_writer("s1", 5000))
-    await asyncio.sleep(0)
-    st.close("s1")
-    with pytest.raises(SessionError) as exc:
-        await asyncio.wait_for(waiter, 1)
-    assert exc.value.code == "session-not-found"

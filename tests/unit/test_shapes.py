@@ -18,9 +18,13 @@ from mimo_sidecar.core.shapes import (
 )
 from tests.unit.builders import (
     assistant,
+    custom_tool_call,
+    custom_tool_call_output,
     function,
     function_call,
     function_call_output,
+    image,
+    input_image,
     msg,
     text,
     tool,
@@ -217,3 +221,32 @@ def test_provider_id():
     assert provider_id(assistant("a1")) == "a1"
     assert provider_id(assistant("a1", providerMessageID="resp_9")) == "resp_9"
     assert provider_id(assistant("a1", providerMessageID="")) == "a1"
+
+
+# -- Responses freeform tools (custom_tool_call, CONTRACT-split-parts) -------------------------------
+def test_custom_tool_call_is_a_use_with_its_string_input():
+    patch = "*** Begin Patch\n*** Update File: a.ts\n@@\n-x\n+y\n*** End Patch"
+    a = assistant("a1", custom_tool_call("call_p", "apply_patch", patch), finish="tool-calls")
+    assert tool_uses(a) == [ToolUse("call_p", "apply_patch", patch, 0)]
+
+
+def test_custom_tool_call_output_is_a_result_and_its_message_a_carrier():
+    k = user("k1", custom_tool_call_output("call_p", "Success. Updated a.ts"))
+    assert tool_results(k) == [ToolResult("call_p", 0, "Success. Updated a.ts", False, False)]
+    assert is_carrier(k) and is_pure_carrier(k)
+
+
+def test_custom_calls_join_into_logical_calls():
+    a = assistant("a1", custom_tool_call("call_p", "apply_patch", "P"), finish="tool-calls")
+    k = msg("k1", "tool", [custom_tool_call_output("call_p", [{"type": "input_text", "text": "done"}])])
+    call = logical_calls([a, k])["call_p"]
+    assert call.carrier is k and call.state() == {"status": "completed", "input": "P", "output": "done"}
+
+
+def test_image_bearing_results_are_results_with_their_text():
+    k = user(
+        "k1",
+        tool_result("toolu_1", [{"type": "text", "text": "shot"}, image()]),
+        function_call_output("call_2", [input_image(), {"type": "input_text", "text": "page"}]),
+    )
+    assert [(r.call_id, r.content) for r in tool_results(k)] == [("toolu_1", "shot"), ("call_2", "page")]

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from mimo_sidecar.core.config import PushCaps, RebuildConfig
 from mimo_sidecar.rpc.dispatch import describe_errors
-from mimo_sidecar.wire.config import SidecarConfig, config_warnings, to_rebuild_config
+from mimo_sidecar.wire.config import (
+    UNUSED_PUSH_CAPS,
+    PushCapsConfig,
+    SidecarConfig,
+    config_warnings,
+    to_rebuild_config,
+)
 from mimo_sidecar.wire.lifecycle import InitializationOptions
 
 
@@ -194,3 +203,71 @@ def test_initialization_options(tmp_path) -> None:
         with pytest.raises(ValidationError) as exc:
             InitializationOptions.model_validate(bad)
         assert message in describe_errors(exc.value, "initializationOptions")[0]
+
+
+# -- one list: the wire config and the core config agree ------------------------------------------
+
+
+def _leaves(model: type[BaseModel], path: tuple[str, ...] = ()) -> dict[tuple[str, ...], FieldInfo]:
+    """Every leaf key of the wire config (nested sections walked), by its path."""
+    out: dict[tuple[str, ...], FieldInfo] = {}
+    for name, info in model.model_fields.items():
+        ann = info.annotation
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            out |= _leaves(ann, (*path, name))
+        else:
+            out[(*path, name)] = info
+    return out
+
+
+def _changed(raw_key: tuple[str, ...], value: object) -> set[str]:
+    """The core fields that differ from the defaults when one wire key is set."""
+    raw: dict = {}
+    holder = raw
+    for key in raw_key[:-1]:
+        holder = holder.setdefault(key, {})
+    holder["global" if raw_key[-1] == "global_" else raw_key[-1]] = value
+    got, default = to_rebuild_config(load(raw)), RebuildConfig()
+    diff = {
+        f.name for f in dataclasses.fields(RebuildConfig) if getattr(got, f.name) != getattr(default, f.name)
+    }
+    if "push_caps" in diff:
+        diff.remove("push_caps")
+        diff |= {
+            f"push_caps.{f.name}"
+            for f in dataclasses.fields(PushCaps)
+            if getattr(got.push_caps, f.name) != getattr(default.push_caps, f.name)
+        }
+    return diff
+
+
+def _other_value(info: FieldInfo) -> object:
+    default = info.get_default(call_default_factory=True)
+    if isinstance(default, bool):
+        return not default
+    if isinstance(default, (int, float)) and not isinstance(default, bool):
+        return default + 1 if not (0 < default <= 1 and isinstance(default, float)) else 0.5
+    return 3  # optional keys (None by default) that take a number
+
+
+def test_push_caps_fields_and_defaults_agree() -> None:
+    wire = PushCapsConfig.model_fields
+    core = {f.name: f.default for f in dataclasses.fields(PushCaps)}
+    assert set(core) == set(wire) - set(UNUSED_PUSH_CAPS)
+    for name, default in core.items():
+        assert wire[name].default == default, name
+
+
+def test_every_wire_key_sets_exactly_one_core_field_and_every_core_field_is_set() -> None:
+    reached: set[str] = set()
+    for path, info in _leaves(SidecarConfig).items():
+        if path[-1] in UNUSED_PUSH_CAPS:
+            assert _changed(path, 5) == set(), path  # D6: accepted, no effect
+            continue
+        value = {"x/*": 1000} if path[-1] == "max_context" else _other_value(info)
+        changed = _changed(path, value)
+        assert len(changed) == 1, (path, changed)
+        reached |= changed
+    core = {f.name for f in dataclasses.fields(RebuildConfig) if f.name != "push_caps"}
+    core |= {f"push_caps.{f.name}" for f in dataclasses.fields(PushCaps)}
+    assert reached == core

@@ -1,0 +1,145 @@
+"""What every renderer shares: its inputs, its output, and the per-target helpers of §D1."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import report as r
+from .call_ids import CallIdMap
+from .model import Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .target import Target, replay_refusal
+
+# Fixed texts: byte-stable from request to request (provider-formats §D7).
+MEDIA_FROM_RESULT = "[Attachments returned by tool call {call_id}]"
+MEDIA_PLACEHOLDER = "[Attachment not sent: {label} ({reason})]"
+LEADING_USER_TEXT = "[Earlier conversation omitted]"
+INLINED_TEXT_TYPES = frozenset({"text/plain", "application/x-directory"})
+
+
+@dataclass
+class Rendered:
+    """One format's messages, with the stored messages each came from."""
+
+    messages: list[Json] = field(default_factory=list)
+    sources: list[list[str]] = field(default_factory=list)
+    overrides: Json = field(default_factory=dict)  # request fields this history needs (thinking off)
+
+    def add(self, message: Json, sources: list[str]) -> None:
+        self.messages.append(message)
+        self.sources.append(list(sources))
+
+
+@dataclass
+class RenderContext:
+    target: Target
+    report: r.Report
+    ids: CallIdMap
+    cache_ttl: str | None = None
+    dropped_calls: set[str] = field(default_factory=set)  # calls not replayed: their results neither
+
+    def not_replayed(self, call: ToolCall, source: str) -> bool:
+        """§D1.3: a provider-executed call (and its result) is replayed only in `ai-sdk`."""
+        if not call.provider_executed:
+            return False
+        self.report.tally(r.PROVIDER_EXECUTED_DROPPED, "provider-executed tool calls not replayed", source)
+        self.dropped_calls.add(call.call_id)
+        return True
+
+    def replayed_results(self, turn: Turn) -> list[ToolResult]:
+        return [b for b in turn.blocks if b.call_id not in self.dropped_calls]
+
+    def moved_media(self, shapes: BlockShapes, call_id: str, moved: list[Json], source: str) -> list[Json]:
+        """A result's media moved out of it, introduced by the fixed label (reported)."""
+        if not moved:
+            return []
+        self.report.tally(r.MEDIA_MOVED, "tool-result attachments moved to a user message", source)
+        return [shapes.text(MEDIA_FROM_RESULT.format(call_id=call_id)), *moved]
+
+    def keep_reasoning(self, reasoning: Reasoning, turn: Turn, family: str | None, fmt: str) -> bool:
+        refusal = replay_refusal(reasoning, turn, family, self.target)
+        if refusal is None:
+            return True
+        self.report.tally(r.REASONING_DROPPED, f"reasoning not replayed to {fmt}: {refusal}", turn.sources[0])
+        return False
+
+    def media_placeholder(self, media: Media, reason: str, source: str) -> Text:
+        self.report.tally(r.MEDIA_REPLACED, f"attachment replaced by a placeholder: {reason}", source)
+        return Text(MEDIA_PLACEHOLDER.format(label=media.label(), reason=reason))
+
+
+def text_before_calls(blocks: list[Any], source: str, report: r.Report) -> list[Any]:
+    """§D1.4: text that follows a tool call moves before the first call (the order of reasoning and
+    calls is kept: signed thinking must stay where the model put it)."""
+    first_call = next((i for i, b in enumerate(blocks) if isinstance(b, ToolCall)), None)
+    if first_call is None:
+        return blocks
+    late_texts = [b for b in blocks[first_call:] if isinstance(b, Text)]
+    if not late_texts:
+        return blocks
+    report.tally(r.TEXT_MOVED, "text blocks after a tool call moved before the calls", source)
+    rest = [b for b in blocks[first_call:] if not isinstance(b, Text)]
+    return blocks[:first_call] + late_texts + rest
+
+
+def object_input(call: ToolCall, source: str, report: r.Report) -> Json:
+    """Anthropic `input` / Gemini `args` must be an object: other inputs become `{"input": value}`."""
+    if isinstance(call.input, dict):
+        return call.input
+    if call.input is None:
+        return {}
+    report.tally(r.TOOL_INPUT_WRAPPED, 'non-object tool inputs sent as {"input": …}', source)
+    return {"input": call.input}
+
+
+def inlined_text(media: Media, ctx: RenderContext, source: str) -> bool:
+    """A MiMo text file part: the host already inlines its text (provider-formats §D1.6)."""
+    if media.mime in INLINED_TEXT_TYPES and media.native is None:
+        ctx.report.tally(r.FILE_SKIPPED, "text file parts not sent (the host inlines their text)", source)
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class BlockShapes:
+    """How one format writes a text block and a media block (None: not sent)."""
+
+    text: Callable[[str], Json]
+    media: Callable[[Media, RenderContext, str], Json | None]
+
+    def is_text(self, block: Json) -> bool:
+        return block.keys() == self.text("").keys() and block.get("type") == self.text("").get("type")
+
+
+def user_blocks(turn: Turn, ctx: RenderContext, shapes: BlockShapes) -> list[Json]:
+    """A user turn's text and media blocks in the format's shapes."""
+    content: list[Json] = []
+    for block in turn.blocks:
+        if isinstance(block, Text):
+            content.append(shapes.text(block.text))
+        elif isinstance(block, Media):
+            rendered = shapes.media(block, ctx, turn.sources[0])
+            if rendered is not None:
+                content.append(rendered)
+    return content
+
+
+def result_blocks(
+    result: ToolResult, ctx: RenderContext, source: str, shapes: BlockShapes, moved: list[Json]
+) -> list[Json]:
+    """A tool result's content blocks; media goes to `moved` when the target takes none in results."""
+    items: list[Json] = []
+    for block in result.content:
+        if isinstance(block, Text):
+            if block.text:
+                items.append(shapes.text(block.text))
+            continue
+        rendered = shapes.media(block, ctx, source)
+        if rendered is None:
+            continue
+        if not shapes.is_text(rendered) and ctx.target.tool_result_media is False:
+            moved.append(rendered)
+        else:
+            items.append(rendered)
+    return items

@@ -1,0 +1,603 @@
+"""The shared normalisation pass: stored view → `Turn`s.
+
+provider-formats §D1; behavior.md#part-conversion, behavior.md#request-validity.
+
+Run once per request, before any renderer:
+
+1. **Select** (§D1.1): an assistant message with an error is skipped unless it was aborted and has
+   real parts; `ignored` text and bookkeeping parts (`step-start`, `step-finish`, `snapshot`,
+   `patch`, `retry`, `agent`) are not content; empty text is never content.
+2. **Steps** (§D1.2): an inline assistant message splits at `step-start`; consecutive split entries
+   that share `info.providerMessageID` (one provider response stored as several records, with the
+   carriers of its parallel calls written in between) merge into one assistant turn.
+3. **Results** (§D1.3, §D1.8): every call gets exactly one result, in a tool turn right after its
+   assistant turn, in call order: the inline state, or the first split result stored after the
+   call, wherever its carrier is. A call without a result gets an interrupted error result (fixed
+   text). Results without a call before them, second results and second calls with an already used
+   ID are dropped. A carrier's other content (text after the results, an interrupt marker) becomes
+   a user turn after the tool turn.
+4. **Content**: user parts become `Text`/`Media` blocks (the boundary's labels included,
+   behavior.md#part-conversion); assistant parts become `Text`, `Reasoning` and `ToolCall`
+   blocks in stored order.
+
+Every fix is reported (`report.Report`). Renderers then apply the per-target rules.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import texts
+from ..jsjson import js_stringify
+from ..message import Message
+from ..shapes import (
+    CUSTOM_TOOL_CALL,
+    INLINE_TOOL,
+    MESSAGE_LEVEL_RESULT,
+    RESULT_PART_TYPES,
+    ToolUse,
+    is_carrier,
+    tool_results,
+    tool_uses,
+)
+from . import report as r
+from .model import ANTHROPIC, GOOGLE, OPENAI, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+
+ABORTED_ERROR_NAME = "MessageAbortedError"
+STEP_START = "step-start"
+# Parts that are not "real" content of an aborted assistant message (bookkeeping and thinking).
+NOT_REAL_PARTS = frozenset(
+    {"step-start", "step-finish", "snapshot", "patch", "retry", "reasoning", "thinking", "redacted_thinking"}
+)
+# Parts that carry nothing for the model (bookkeeping, or handled elsewhere).
+BOOKKEEPING_PARTS = frozenset({"step-start", "step-finish", "snapshot", "patch", "retry", "agent"})
+# Replay tokens a MiMo reasoning part's metadata may hold, per family (provider-formats §A5).
+REPLAY_KEYS = {
+    ANTHROPIC: ("signature", "redactedData"),
+    OPENAI: ("itemId", "reasoningEncryptedContent"),
+    GOOGLE: ("thoughtSignature",),
+    "vertex": ("thoughtSignature",),
+    "bedrock": ("signature", "redactedData"),
+}
+DEFAULT_MIME = "application/octet-stream"
+
+
+# =============================================================================================
+# Blocks from stored parts
+# =============================================================================================
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _dict(value: Any) -> Json | None:
+    return value if isinstance(value, dict) else None
+
+
+def reasoning_family(metadata: Json | None) -> str | None:
+    """The family whose replay token a MiMo reasoning part's metadata carries, if any."""
+    if metadata is None:
+        return None
+    for family, keys in REPLAY_KEYS.items():
+        scoped = metadata.get(family)
+        if isinstance(scoped, dict) and any(isinstance(scoped.get(k), str) for k in keys):
+            return family
+    return None
+
+
+def reasoning_block(part: Json) -> Reasoning | None:
+    """A MiMo `reasoning` part, an Anthropic `thinking`/`redacted_thinking` block or a Responses
+    `reasoning` item (told apart from a MiMo part by having no `text` string)."""
+    ptype = part.get("type")
+    if ptype == "thinking":
+        return Reasoning(_str(part.get("thinking")) or "", ANTHROPIC, native=part)
+    if ptype == "redacted_thinking":
+        return Reasoning("", ANTHROPIC, native=part)
+    if ptype != "reasoning":
+        return None
+    text = _str(part.get("text"))
+    if text is not None:
+        metadata = _dict(part.get("metadata"))
+        return Reasoning(text, reasoning_family(metadata), metadata=metadata)
+    summary = part.get("summary")
+    pieces = [s.get("text") for s in summary if isinstance(s, dict)] if isinstance(summary, list) else []
+    return Reasoning("\n".join(p for p in pieces if isinstance(p, str)), OPENAI, native=part)
+
+
+def _guess_mime(url: str | None, filename: str | None, fallback: str) -> str:
+    if url is not None and url.startswith("data:"):
+        head = url[5:].split(",", 1)[0].split(";", 1)[0]
+        if head:
+            return head
+    for name in (filename, url):
+        if name:
+            guessed, _ = mimetypes.guess_type(name.split("?", 1)[0])
+            if guessed:
+                return guessed
+    return fallback
+
+
+def _source_media(block: Json, fallback_mime: str) -> Media:
+    """An Anthropic `image`/`document` block's `source` (base64, url or file)."""
+    source = _dict(block.get("source")) or {}
+    mime = _str(source.get("media_type")) or fallback_mime
+    kind = source.get("type")
+    return Media(
+        mime,
+        url=_str(source.get("url")) if kind == "url" else None,
+        data=_str(source.get("data")) if kind == "base64" else None,
+        file_id=_str(source.get("file_id")) if kind == "file" else None,
+        title=_str(block.get("title")),
+        native=block,
+    )
+
+
+def media_block(part: Json) -> Media | Text | None:
+    """A media part of any shape; a text-source document is its text."""
+    ptype = part.get("type")
+    if ptype == "file":
+        return Media(
+            _str(part.get("mime")) or DEFAULT_MIME, url=part.get("url"), filename=_str(part.get("filename"))
+        )
+    if ptype == "image":
+        media = _source_media(part, "image/png")
+        if media.url is not None:  # a URL source has no media_type: guess it from the URL
+            media.mime = _guess_mime(media.url, None, "image/png")
+        return media
+    if ptype == "document":
+        source = _dict(part.get("source")) or {}
+        if source.get("type") == "text" and isinstance(source.get("data"), str):
+            return Text(source["data"])
+        return _source_media(part, "application/pdf")
+    if ptype == "input_image":
+        url = _str(part.get("image_url"))
+        return Media(
+            _guess_mime(url, None, "image/png"),
+            url=url,
+            file_id=_str(part.get("file_id")),
+            detail=_str(part.get("detail")),
+            native=part,
+        )
+    if ptype == "input_file":
+        url = _str(part.get("file_data")) or _str(part.get("file_url"))
+        filename = _str(part.get("filename"))
+        return Media(
+            _guess_mime(url, filename, "application/pdf"),
+            url=url,
+            filename=filename,
+            file_id=_str(part.get("file_id")),
+            native=part,
+        )
+    return None
+
+
+def _content_blocks(content: Any) -> tuple[list[Text | Media], bool]:
+    """A split result's content (string, or a list of text/media blocks) → blocks, as_string."""
+    if content is None:
+        return [], True
+    if isinstance(content, str):
+        return [Text(content)], True
+    if not isinstance(content, list):
+        return [Text(js_stringify(content) or "")], True
+    blocks: list[Text | Media] = []
+    for item in content:
+        if isinstance(item, str):
+            blocks.append(Text(item))
+        elif isinstance(item, dict):
+            if isinstance(item.get("text"), str):
+                blocks.append(Text(item["text"]))
+            else:
+                media = media_block(item)
+                if media is not None:
+                    blocks.append(media)
+    return blocks, False
+
+
+def _is_compacted(holder: Any) -> bool:
+    t = holder.get("time") if isinstance(holder, dict) else None
+    return isinstance(t, dict) and bool(t.get("compacted"))
+
+
+def inline_result(call: ToolCall, state: Json) -> ToolResult:
+    """An inline tool part's result (behavior.md#part-conversion): completed / interrupted with
+    output / error / not ended."""
+    status = state.get("status")
+    if status == "completed":
+        if _is_compacted(state):  # the attachments go with the output
+            return ToolResult(call.call_id, call.name, [Text(texts.CLEARED_TOOL_RESULT)])
+        output = state.get("output")
+        attachments = [
+            Media(_str(a.get("mime")) or DEFAULT_MIME, url=a.get("url"), filename=_str(a.get("filename")))
+            for a in state.get("attachments") or []
+            if isinstance(a, dict)
+        ]
+        content: list[Text | Media] = [Text(output if isinstance(output, str) else ""), *attachments]
+        return ToolResult(call.call_id, call.name, content, as_string=not attachments)
+    if status == "error":
+        metadata = state.get("metadata")
+        if (
+            isinstance(metadata, dict)
+            and metadata.get("interrupted") is True
+            and isinstance(metadata.get("output"), str)
+        ):
+            return ToolResult(call.call_id, call.name, [Text(metadata["output"])])
+        error = state.get("error")
+        return ToolResult(
+            call.call_id, call.name, [Text(error if isinstance(error, str) else "")], is_error=True
+        )
+    return interrupted_result(call)
+
+
+def interrupted_result(call: ToolCall) -> ToolResult:
+    return ToolResult(
+        call.call_id, call.name, [Text(texts.INTERRUPTED_TOOL_RESULT)], is_error=True, custom=call.custom
+    )
+
+
+def _split_result(carrier: Message, call: ToolCall, result: Any) -> ToolResult:
+    """A split result (core.shapes.ToolResult) with its content blocks read from the stored part."""
+    if result.part_index == MESSAGE_LEVEL_RESULT:
+        holder = next((p for p in carrier.parts if p.get("type") == "text"), None)
+        content: list[Text | Media] = [Text(result.content)]
+        as_string = True
+    else:
+        holder = carrier.parts[result.part_index]
+        raw = holder.get("content") if holder.get("type") == "tool_result" else holder.get("output")
+        content, as_string = _content_blocks(raw)
+    error = result.is_error or result.interrupted  # behavior.md#logical-calls: an interruption is an error
+    if _is_compacted(holder):
+        content, as_string = [Text(texts.CLEARED_TOOL_RESULT)], True
+    elif error:  # an error result is its text
+        content, as_string = [Text(result.content)], True
+    return ToolResult(
+        call.call_id, call.name, content, is_error=error, as_string=as_string, custom=call.custom
+    )
+
+
+# =============================================================================================
+# User turns
+# =============================================================================================
+def _is_skill_catalog(part: Json, flag: str) -> bool:
+    metadata = part.get("metadata")
+    return part.get(flag) is True or (isinstance(metadata, dict) and metadata.get(flag) is True)
+
+
+def _subtask_text(part: Json) -> Text:
+    return Text(texts.subtask_request_text(str(part.get("agent") or ""), str(part.get("description") or "")))
+
+
+# =============================================================================================
+# The pass
+# =============================================================================================
+@dataclass
+class _Step:
+    """An assistant turn still open for continuation entries of the same provider response."""
+
+    turn: Turn
+    provider_message_id: str | None
+    positions: dict[str, int] = field(default_factory=dict)  # call ID → its message's position
+    inline: dict[str, ToolResult] = field(default_factory=dict)  # call ID → inline result
+
+
+@dataclass
+class _Indexed:
+    position: int
+    carrier: Message
+    result: Any  # core.shapes.ToolResult
+    used: bool = False
+
+
+class _Normalizer:
+    def __init__(self, msgs: Sequence[Message], skill_flag: str, report: r.Report) -> None:
+        self.msgs = msgs
+        self.skill_flag = skill_flag
+        self.report = report
+        self.turns: list[Turn] = []
+        self.open: _Step | None = None
+        self.issued: set[str] = set()
+        self.results: dict[str, list[_Indexed]] = {}
+        for position, msg in enumerate(msgs):
+            if msg.role != "assistant" and is_carrier(msg):
+                for result in tool_results(msg):
+                    self.results.setdefault(result.call_id, []).append(_Indexed(position, msg, result))
+
+    def run(self) -> list[Turn]:
+        for position, msg in enumerate(self.msgs):
+            if not msg.parts:
+                continue  # behavior.md#part-conversion: zero parts, skipped
+            if msg.role == "assistant":
+                self.assistant(position, msg)
+            elif is_carrier(msg):
+                self.carrier(msg)
+            elif msg.role == "user":
+                self.close()
+                turn = self.user_turn(msg, msg.parts)
+                if turn is not None:
+                    self.turns.append(turn)
+        self.close()
+        self.report_unused_results()
+        return self.turns
+
+    # -- user content ----------------------------------------------------------------------
+    def user_turn(self, msg: Message, parts: Iterable[Json]) -> Turn | None:
+        """A user turn (behavior.md#part-conversion); D2: the boundary's own parts are never
+        dropped by the skill flag."""
+        boundary = msg.is_checkpoint_boundary()
+        blocks: list[Any] = []
+        seen_checkpoint = False
+        for part in parts:
+            ptype = part.get("type")
+            if _is_skill_catalog(part, self.skill_flag):
+                if not boundary:
+                    continue
+                self.report.warn(
+                    r.BOUNDARY, f"{msg.id}: skill-catalog flag on a rebuild boundary part ignored (D2)"
+                )
+            if ptype == "text" or ptype == "input_text":
+                text = part.get("text")
+                if part.get("ignored") or not isinstance(text, str):
+                    if boundary:
+                        self.report.warn(
+                            r.BOUNDARY,
+                            f"{msg.id}: boundary text part {part.get('id')!r} is not sendable (D2)",
+                        )
+                    continue
+                if text:
+                    blocks.append(Text(text, _dict(part.get("metadata"))))
+            elif ptype == "checkpoint":
+                if not seen_checkpoint:  # the first checkpoint part is authoritative
+                    seen_checkpoint = True
+                    blocks.append(Text(texts.CHECKPOINT_LABEL))
+            elif ptype == "compaction":
+                blocks.append(Text(texts.COMPACTION_LABEL))
+            elif ptype == "subtask":
+                blocks.append(_subtask_text(part))
+            elif ptype in BOOKKEEPING_PARTS:
+                continue
+            else:
+                media = media_block(part)
+                if media is not None:
+                    blocks.append(media)
+                else:
+                    self.report.tally(r.PART_NOT_SENT, f"user part of type {ptype!r}", msg.id)
+        if not blocks:
+            return None
+        return Turn("user", blocks, [msg.id], boundary=msg.is_boundary())
+
+    def carrier(self, msg: Message) -> None:
+        """Results are taken by their calls (`close`); the rest is user content after them."""
+        tool_text = (
+            msg.role == "tool"
+            and isinstance(msg.info.get("tool_call_id"), str)
+            and bool(msg.info["tool_call_id"])
+        )
+        rest = [
+            p
+            for p in msg.parts
+            if p.get("type") not in RESULT_PART_TYPES and not (tool_text and p.get("type") == "text")
+        ]
+        turn = self.user_turn(msg, rest) if rest else None
+        if turn is None:
+            return
+        if self.open is not None:
+            self.open.turn.deferred.append(turn)
+        else:
+            self.turns.append(turn)
+
+    # -- assistant steps -------------------------------------------------------------------
+    def assistant(self, position: int, msg: Message) -> None:
+        if _skip_errored_assistant(msg):
+            return
+        uses = {u.part_index: u for u in tool_uses(msg) if msg.parts[u.part_index].get("type") != INLINE_TOOL}
+        pmid = _str(msg.info.get("providerMessageID")) or None
+        for k, step in enumerate(_steps(msg.parts)):
+            if (
+                k == 0
+                and pmid is not None
+                and self.open is not None
+                and self.open.provider_message_id == pmid
+            ):
+                target = self.open
+                target.turn.add_source(msg.id)
+            else:
+                self.close()
+                target = self.open = _Step(
+                    Turn(
+                        "assistant",
+                        [],
+                        [msg.id],
+                        _str(msg.info.get("providerID")),
+                        _str(msg.info.get("modelID")),
+                    ),
+                    pmid,
+                )
+            self.step_blocks(position, msg, step, uses, target)
+
+    def step_blocks(
+        self,
+        position: int,
+        msg: Message,
+        step: list[tuple[int, Json]],
+        uses: dict[int, ToolUse],
+        target: _Step,
+    ) -> None:
+        blocks = target.turn.blocks
+        for index, part in step:
+            ptype = part.get("type")
+            if ptype == "text" or ptype == "output_text":
+                text = part.get("text")
+                if isinstance(text, str) and text and not part.get("ignored"):
+                    metadata = _dict(part.get("metadata"))
+                    blocks.append(Text(text, metadata, _phase(part, metadata)))
+            elif ptype in ("reasoning", "thinking", "redacted_thinking"):
+                reasoning = reasoning_block(part)
+                if reasoning is not None and (reasoning.text or reasoning.family is not None):
+                    blocks.append(reasoning)
+            elif ptype == INLINE_TOOL:
+                call_id = part.get("callID")
+                if isinstance(call_id, str) and call_id:
+                    state = _dict(part.get("state")) or {"status": "pending", "input": {}}
+                    metadata = _dict(part.get("metadata"))
+                    call = ToolCall(
+                        call_id,
+                        _str(part.get("tool")) or "",
+                        state.get("input"),
+                        metadata=metadata,
+                        provider_executed=bool(metadata and metadata.get("providerExecuted")),
+                    )
+                    if self.add_call(call, position, msg, target):
+                        result = inline_result(call, state)
+                        result.provider_executed = call.provider_executed
+                        result.source = msg.id
+                        target.inline[call_id] = result
+            elif index in uses:
+                use = uses[index]
+                arguments = part.get("arguments") if ptype == "function_call" else None
+                if ptype == "function":
+                    arguments = (_dict(part.get("function")) or {}).get("arguments")
+                call = ToolCall(
+                    use.call_id,
+                    use.name,
+                    use.input,
+                    arguments=arguments if isinstance(arguments, str) else None,
+                    custom=ptype == CUSTOM_TOOL_CALL,
+                )
+                self.add_call(call, position, msg, target)
+            elif ptype in BOOKKEEPING_PARTS or ptype in ("checkpoint", "compaction"):
+                continue
+            elif ptype not in ("tool_use", "function", "function_call", CUSTOM_TOOL_CALL):
+                self.report.tally(r.PART_NOT_SENT, f"assistant part of type {ptype!r}", msg.id)
+
+    def add_call(self, call: ToolCall, position: int, msg: Message, target: _Step) -> bool:
+        if call.call_id in self.issued:
+            self.report.warn(
+                r.DUPLICATE_CALL_DROPPED,
+                f"{msg.id}: call {call.call_id!r} repeats an ID already used; dropped with its result",
+            )
+            return False
+        self.issued.add(call.call_id)
+        target.turn.blocks.append(call)
+        target.positions[call.call_id] = position
+        return True
+
+    def close(self) -> None:
+        step, self.open = self.open, None
+        if step is None:
+            return
+        turn = step.turn
+        if turn.blocks:
+            self.turns.append(turn)
+        calls = [b for b in turn.blocks if isinstance(b, ToolCall)]
+        if calls:
+            results, sources = [], []
+            for call in calls:
+                result = step.inline.get(call.call_id)
+                if result is None:
+                    found = self.take_result(call.call_id, step.positions[call.call_id])
+                    if found is None:
+                        self.report.warn(
+                            r.RESULT_SYNTHESIZED,
+                            f"{turn.sources[-1]}: call {call.call_id!r} has no result; sent as interrupted",
+                        )
+                        result = interrupted_result(call)
+                        result.source = turn.sources[-1]
+                    else:
+                        result = _split_result(found.carrier, call, found.result)
+                        result.source = found.carrier.id
+                        if found.carrier.id not in sources:
+                            sources.append(found.carrier.id)
+                results.append(result)
+            self.turns.append(Turn("tool", results, sources or [turn.sources[-1]]))
+        self.turns.extend(turn.deferred)
+        turn.deferred = []
+
+    def take_result(self, call_id: str, call_position: int) -> _Indexed | None:
+        for entry in self.results.get(call_id, ()):
+            if not entry.used and entry.position > call_position:
+                entry.used = True
+                return entry
+        return None
+
+    def report_unused_results(self) -> None:
+        for call_id, entries in self.results.items():
+            for entry in entries:
+                if entry.used:
+                    continue
+                if call_id in self.issued:
+                    self.report.warn(
+                        r.DUPLICATE_RESULT_DROPPED,
+                        f"{entry.carrier.id}: second result for call {call_id!r} dropped",
+                    )
+                else:
+                    self.report.warn(
+                        r.ORPHAN_RESULT_DROPPED,
+                        f"{entry.carrier.id}: tool result {call_id!r} without a preceding call dropped",
+                    )
+
+
+def _phase(part: Json, metadata: Json | None) -> str | None:
+    """A Responses message phase: the part's own `phase`, or the AI SDK key `openai.phase`."""
+    scoped = _dict(metadata.get(OPENAI)) if metadata is not None else None
+    return _str(part.get("phase")) or (_str(scoped.get("phase")) if scoped is not None else None)
+
+
+def _is_aborted(error: Any) -> bool:
+    name = error.get("name") if isinstance(error, dict) else None
+    return isinstance(name, str) and (name == ABORTED_ERROR_NAME or "Abort" in name)
+
+
+def _skip_errored_assistant(msg: Message) -> bool:
+    """An assistant message with an error is sent only if it was aborted and has real parts."""
+    error = msg.info.get("error")
+    if not error:
+        return False
+    return not (_is_aborted(error) and any(p.get("type") not in NOT_REAL_PARTS for p in msg.parts))
+
+
+def _steps(parts: list[Json]) -> list[list[tuple[int, Json]]]:
+    """The parts split at `step-start` parts (each step is one assistant turn plus its results)."""
+    steps: list[list[tuple[int, Json]]] = [[]]
+    for i, part in enumerate(parts):
+        if part.get("type") == STEP_START and steps[-1]:
+            steps.append([])
+        steps[-1].append((i, part))
+    return steps
+
+
+def normalize(msgs: Sequence[Message], *, skill_flag: str, report: r.Report) -> list[Turn]:
+    return _Normalizer(msgs, skill_flag, report).run()
+
+
+# =============================================================================================
+# Per-turn reminder (behavior.md#memory-reminder)
+# =============================================================================================
+def add_reminder(turns: list[Turn], msgs: Sequence[Message], reminder: str, report: r.Report) -> None:
+    """At the end of the newest user-role stored message (never an OpenAI tool-role message).
+
+    As in MiMo, the reminder belongs to that message even when nothing else of it is sent (only
+    `ignored` text, no parts): it then becomes a user turn of its own at the message's position.
+    A pure user-role carrier (Anthropic tool results only) carries text after its results: the
+    reminder becomes a user turn right after its tool turn.
+    """
+    target = next((m for m in reversed(msgs) if m.role == "user"), None)
+    if target is None:
+        report.warn(r.REMINDER_NOT_ADDED, "no user message can carry the per-turn memory reminder")
+        return
+    own = [i for i, t in enumerate(turns) if target.id in t.sources]
+    users = [i for i in own if turns[i].role == "user"]
+    if users:
+        turns[users[-1]].blocks.append(Text(reminder))
+        return
+    if own:
+        at = own[-1] + 1
+    else:
+        position = {m.id: i for i, m in enumerate(msgs)}
+        mine = position[target.id]
+        at = next(
+            (i for i, t in enumerate(turns) if min(position.get(s, -1) for s in t.sources) > mine), len(turns)
+        )
+        while at < len(turns) and turns[at].role == "tool":  # never between a call and its results
+            at += 1
+    turns.insert(at, Turn("user", [Text(reminder)], [target.id]))

@@ -1,0 +1,197 @@
+"""Target `openai-responses`: Responses API `input` items, for stateless use (provider-formats §A3, §D5).
+
+- user turn → `{"type": "message", "role": "user", "content": [input_text | input_image |
+  input_file]}`;
+- assistant turn, items in the model's order (text that followed a call moves before the calls):
+  `{"type": "reasoning", "id", "summary", "encrypted_content", "content"?}` — replayed only with its
+  item ID and encrypted content, to the provider and model that produced it, and only when an item
+  of the same step follows it; `{"type": "message", "role": "assistant", "content": str,
+  "phase"?}`; `{"type": "function_call", "call_id", "name", "arguments"}` or
+  `{"type": "custom_tool_call", "call_id", "name", "input"}`. No `fc_`/`msg_` item IDs are sent
+  (pairing uses `call_id`; an item ID without its reasoning item is rejected);
+- tool turn → `{"type": "function_call_output" | "custom_tool_call_output", "call_id", "output":
+  str | [input_text, input_image, input_file]}` right after the calls, in call order;
+- call IDs longer than 64 characters are remapped (`call_ids`).
+
+The system prompt is `prefix.request.instructions`. Send with `store: false` and
+`include: ["reasoning.encrypted_content"]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import report as r
+from .context import (
+    BlockShapes,
+    RenderContext,
+    Rendered,
+    inlined_text,
+    result_blocks,
+    text_before_calls,
+    user_blocks,
+)
+from .model import OPENAI, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .openai_chat import arguments_of
+
+FORMAT = "openai-responses"
+NATIVE_KEYS = {
+    "input_image": ("type", "image_url", "file_id", "detail"),
+    "input_file": ("type", "file_data", "file_id", "file_url", "filename"),
+}
+
+
+def media_item(media: Media, ctx: RenderContext, source: str) -> Json | None:
+    """An `input_image` / `input_file` content item, a placeholder `input_text`, or None."""
+    if inlined_text(media, ctx, source):
+        return None
+    reason = "no image input" if not ctx.target.images else None
+    if reason is None:
+        native = media.native
+        if native is not None and native.get("type") in NATIVE_KEYS:
+            item = {k: native[k] for k in NATIVE_KEYS[native["type"]] if k in native}
+            if item["type"] == "input_image":
+                item.setdefault("detail", "auto")
+            return item
+        url = media.remote_url()
+        if media.is_image:
+            image: Json = {"type": "input_image", "detail": media.detail or "auto"}
+            if url or media.data_url():
+                image["image_url"] = url or media.data_url()
+                return image
+            if media.file_id is not None:
+                image["file_id"] = media.file_id
+                return image
+        else:
+            file: Json = {"type": "input_file"}
+            if media.data_url() is not None:
+                file["file_data"] = media.data_url()
+            elif url is not None:
+                file["file_url"] = url
+            elif media.file_id is not None:
+                file["file_id"] = media.file_id
+            if len(file) > 1:
+                if media.filename or media.title:
+                    file["filename"] = media.filename or media.title
+                return file
+        reason = "no data or fetchable URL"
+    return {"type": "input_text", "text": ctx.media_placeholder(media, reason, source).text}
+
+
+def _reasoning_item(reasoning: Reasoning) -> Json | str:
+    """The item, or why it cannot be replayed statelessly."""
+    native = reasoning.native
+    if native is not None:
+        item_id, encrypted = native.get("id"), native.get("encrypted_content")
+        summary: Any = native.get("summary") if isinstance(native.get("summary"), list) else []
+        content = native.get("content") if isinstance(native.get("content"), list) else None
+    else:
+        item_id, encrypted = reasoning.token("itemId"), reasoning.token("reasoningEncryptedContent")
+        summary = [{"type": "summary_text", "text": reasoning.text}] if reasoning.text else []
+        content = None
+    if not isinstance(encrypted, str) or not encrypted:
+        return "no encrypted content (stateless replay needs it)"
+    if not isinstance(item_id, str) or not item_id:
+        return "no reasoning item ID"
+    item: Json = {"type": "reasoning", "id": item_id, "summary": summary, "encrypted_content": encrypted}
+    if content:
+        item["content"] = content
+    return item
+
+
+SHAPES = BlockShapes(lambda text: {"type": "input_text", "text": text}, media_item)
+
+
+def _user(turn: Turn, ctx: RenderContext) -> Json | None:
+    content = user_blocks(turn, ctx, SHAPES)
+    return {"type": "message", "role": "user", "content": content} if content else None
+
+
+def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
+    items: list[Json] = []
+    for block in text_before_calls(turn.blocks, turn.sources[0], ctx.report):
+        if isinstance(block, Text):
+            message: Json = {"type": "message", "role": "assistant", "content": block.text}
+            if block.phase is not None:
+                message["phase"] = block.phase
+            items.append(message)
+        elif isinstance(block, Reasoning):
+            if ctx.keep_reasoning(block, turn, OPENAI, FORMAT):
+                item = _reasoning_item(block)
+                if isinstance(item, str):
+                    ctx.report.tally(
+                        r.REASONING_DROPPED, f"reasoning not replayed to {FORMAT}: {item}", turn.sources[0]
+                    )
+                else:
+                    items.append(item)
+        elif isinstance(block, ToolCall) and not ctx.not_replayed(block, turn.sources[0]):
+            if block.custom:
+                items.append(
+                    {
+                        "type": "custom_tool_call",
+                        "call_id": ctx.ids(block.call_id),
+                        "name": block.name,
+                        "input": str(block.input or ""),
+                    }
+                )
+            else:
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": ctx.ids(block.call_id),
+                        "name": block.name,
+                        "arguments": arguments_of(block),
+                    }
+                )
+    return _followed_reasoning(items, turn, ctx)
+
+
+def _followed_reasoning(items: list[Json], turn: Turn, ctx: RenderContext) -> list[Json]:
+    """A reasoning item must be followed by an item it produced (not another reasoning item)."""
+    kept = []
+    for i, item in enumerate(items):
+        if item["type"] == "reasoning" and (i + 1 == len(items) or items[i + 1]["type"] == "reasoning"):
+            ctx.report.tally(
+                r.REASONING_DROPPED,
+                f"reasoning not replayed to {FORMAT}: no item of its own follows it",
+                turn.sources[0],
+            )
+            continue
+        kept.append(item)
+    return kept
+
+
+def _output(result: ToolResult, ctx: RenderContext, source: str, moved: list[Json]) -> str | list[Json]:
+    if result.as_string and not result.media:
+        return result.text
+    items = result_blocks(result, ctx, source, SHAPES, moved)
+    return items if len(items) != 1 or items[0]["type"] != "input_text" else items[0]["text"]
+
+
+def _results(turn: Turn, ctx: RenderContext, out: Rendered) -> None:
+    moved_all: list[Json] = []
+    for result in ctx.replayed_results(turn):
+        call_id = ctx.ids(result.call_id)
+        moved: list[Json] = []
+        kind = "custom_tool_call_output" if result.custom else "function_call_output"
+        output = _output(result, ctx, turn.sources[0], moved)
+        out.add({"type": kind, "call_id": call_id, "output": output}, [result.source or turn.sources[0]])
+        moved_all += ctx.moved_media(SHAPES, call_id, moved, turn.sources[0])
+    if moved_all:
+        out.add({"type": "message", "role": "user", "content": moved_all}, turn.sources)
+
+
+def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
+    out = Rendered()
+    for turn in turns:
+        if turn.role == "tool":
+            _results(turn, ctx, out)
+        elif turn.role == "user":
+            message = _user(turn, ctx)
+            if message is not None:
+                out.add(message, turn.sources)
+        else:
+            for item in _assistant(turn, ctx):
+                out.add(item, turn.sources)
+    return out

@@ -1,0 +1,51 @@
+"""The protocol's words, defined once: the main agent's slice name and every closed set of words
+(outcomes, gates, writer states, status states) as `Literal` types.
+
+The core produces these words; the wire models (`mimo_sidecar.wire`) declare their fields with the
+same types, so a word added here is a word the schema accepts, and mypy checks every hand-over.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+MAIN_AGENT: Final = "main"  # the user-facing agent's slice; sub-agents have their own IDs
+
+# What `rebuild/insert` answers (behavior.md#rebuild-outcomes): one rebuild outcome, or the gate
+# that stopped it.
+GateOutcome = Literal[
+    "no-checkpoint",
+    "no-watermark",
+    "not-main-agent",
+    "checkpoint-off",
+    "memory-write-off",
+]
+RenderOutcome = Literal["rebuilt", "insert-failed"]
+InsertOutcome = Literal[
+    "rebuilt",
+    "insert-failed",
+    "writer-failed",
+    "no-checkpoint",
+    "no-watermark",
+    "not-main-agent",
+    "checkpoint-off",
+    "memory-write-off",
+]
+# Gates whose outcome carries a one-time notice (behavior.md#one-time-notices).
+NoticeKind = Literal["memory-write-off", "checkpoint-off"]
+InsertReason = Literal["auto", "overflow", "manual"]
+
+# Where the usage count of the trigger came from (behavior.md#overflow-test).
+UsageSource = Literal["request", "last-finished", "none"]
+
+# The checkpoint writer registry (behavior.md#writer).
+WriterOutcome = Literal["success", "failure", "cancelled"]
+WriterStartState = Literal["in-flight", "queued"]
+WaitResult = Literal["no-writer", "success", "failure", "timeout"]
+
+# The busy/idle status a host shows while a rebuild runs (behavior.md#render-time-wait, #manual-rebuild).
+StatusState = Literal["busy", "idle"]
+# The output formats of request/build (core.formats renders each).
+RequestFormat = Literal["ai-sdk", "anthropic", "openai-chat", "openai-responses", "gemini"]
+
+NOTICE_KINDS: Final[tuple[NoticeKind, ...]] = get_args(NoticeKind)

@@ -1,0 +1,88 @@
+"""`mimo-sidecar import FILE [--format F] [--output OUT]`: a transcript as `session/open` params.
+
+The params go to stdout (or OUT) as JSON; the import report goes to stderr as a short table. A file
+that cannot be imported gives one line on stderr naming the file and the line, and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import orjson
+
+from .importers import FORMATS, ImportResult, TranscriptError, import_transcript
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_BAD_INPUT = 2
+PROG = "mimo-sidecar import"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Read an agent transcript and print the session/open params of the sidecar as JSON. "
+        "The import report (what was kept, left out, adjusted) goes to stderr.",
+    )
+    parser.add_argument(
+        "file", metavar="FILE", help="transcript file (or OpenCode storage / Cline task directory)"
+    )
+    parser.add_argument(
+        "--format", choices=FORMATS, help="source format (default: detected from the content)"
+    )
+    parser.add_argument("--output", "-o", metavar="OUT", help="write the JSON here instead of stdout")
+    parser.add_argument("--session", metavar="ID", help="the session to import when the source holds several")
+    parser.add_argument(
+        "--skip-bad-lines",
+        action="store_true",
+        help="skip (and count) unreadable JSONL lines or storage files instead of stopping at the first",
+    )
+    parser.add_argument("--pretty", action="store_true", help="indent the JSON")
+    parser.add_argument("--quiet", "-q", action="store_true", help="do not print the report")
+    return parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)  # usage errors: argparse prints them and exits with 2
+    try:
+        result = import_transcript(
+            args.file, args.format, session=args.session, tolerate_bad_lines=args.skip_bad_lines
+        )
+    except TranscriptError as exc:
+        return _fail(str(exc), EXIT_BAD_INPUT)
+    except Exception as exc:  # a bug, not bad input: still one line, no traceback on the user's terminal
+        return _fail(
+            f"internal error while importing {args.file}: {type(exc).__name__}: {exc}", EXIT_INTERNAL
+        )
+    payload = _encode(result, pretty=args.pretty)
+    try:
+        _write(payload, args.output)
+    except OSError as exc:
+        return _fail(f"cannot write {args.output}: {exc.strerror or exc}", EXIT_BAD_INPUT)
+    if not args.quiet:
+        sys.stderr.write(result.report.table() + "\n")
+    return EXIT_OK
+
+
+def _encode(result: ImportResult, *, pretty: bool) -> bytes:
+    option = orjson.OPT_APPEND_NEWLINE | (orjson.OPT_INDENT_2 if pretty else 0)
+    return orjson.dumps(result.params, option=option)
+
+
+def _write(payload: bytes, output: str | None) -> None:
+    if output is not None:
+        Path(output).write_bytes(payload)
+        return
+    try:
+        sys.stdout.buffer.write(payload)
+        sys.stdout.buffer.flush()
+    except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _fail(message: str, code: int) -> int:
+    sys.stderr.write(f"{PROG}: error: {message}\n")
+    return code

@@ -1,0 +1,32 @@
+"""Importers: real agent transcripts as `session/open` params (issue 10, provider-formats.md §B).
+
+    from mimo_sidecar.importers import import_transcript
+    result = import_transcript("~/.claude/projects/-home-me-repo/5d1c….jsonl")
+    client.request("session/open", result.params)
+    print(result.report.table(), file=sys.stderr)
+
+Formats (`FORMATS`): `claude-code` (session JSONL with its subagent files), `codex` (Codex CLI
+rollout JSONL), `opencode` (`opencode export` JSON, or the on-disk `storage/` layout), `cline`
+(`api_conversation_history.json`). `detect_format` picks one from the content when none is given.
+
+Pure library: no pygls, no asyncio, no output of its own. Errors: `TranscriptError` only, naming
+the file and the line (or JSON path). Mapping rules per format: docs/importers.md.
+"""
+
+from __future__ import annotations
+
+from .api import FORMATS, ImportResult, import_transcript
+from .asks import newest_user_ask
+from .detect import detect_format
+from .errors import TranscriptError
+from .report import ImportReport
+
+__all__ = [
+    "FORMATS",
+    "ImportReport",
+    "ImportResult",
+    "TranscriptError",
+    "detect_format",
+    "import_transcript",
+    "newest_user_ask",
+]

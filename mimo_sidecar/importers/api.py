@@ -1,0 +1,78 @@
+"""The entry point: pick the reader for a path, run it, build the params and the report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .asks import newest_user_ask
+from .claude_code import read_claude_code
+from .cline import read_cline
+from .codex import read_codex
+from .detect import detect_format
+from .errors import TranscriptError
+from .fields import Json
+from .opencode import read_opencode
+from .report import ImportReport
+from .session_builder import SessionDraft, build_session
+
+FORMATS = ("claude-code", "codex", "opencode", "cline")
+EXCERPT_CHARS = 80
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    params: Json  # the `session/open` params
+    report: ImportReport
+
+
+Reader = Callable[[Path, ImportReport, "ReadOptions"], SessionDraft]
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    session: str | None = None  # which session, when the source holds several (OpenCode storage)
+    tolerate_bad_lines: bool = False
+
+
+def _readers() -> dict[str, Reader]:
+    return {
+        "claude-code": lambda p, r, o: read_claude_code(p, r, tolerate_bad_lines=o.tolerate_bad_lines),
+        "codex": lambda p, r, o: read_codex(p, r, tolerate_bad_lines=o.tolerate_bad_lines),
+        "opencode": lambda p, r, o: read_opencode(
+            p, r, session=o.session, tolerate_bad_files=o.tolerate_bad_lines
+        ),
+        "cline": lambda p, r, o: read_cline(p, r),
+    }
+
+
+def import_transcript(
+    path: Path | str,
+    format: str | None = None,
+    *,
+    session: str | None = None,
+    tolerate_bad_lines: bool = False,
+) -> ImportResult:
+    """Read the transcript at `path` as `session/open` params.
+
+    `format`: one of `FORMATS`; detected from the content when None. `session`: the session ID to
+    import when the source holds several (OpenCode storage). `tolerate_bad_lines`: skip and count
+    JSONL lines that are not valid JSON objects instead of failing on the first one.
+    Raises `TranscriptError` (and nothing else) when the source cannot be imported.
+    """
+    source = Path(path).expanduser()
+    if not source.exists():
+        raise TranscriptError(source, "no such file or directory")
+    chosen = format or detect_format(source)
+    readers = _readers()
+    if chosen not in readers:
+        raise TranscriptError(source, f"unknown format {chosen!r} (expected one of {', '.join(FORMATS)})")
+    report = ImportReport(format=chosen, source=str(source))
+    draft = readers[chosen](source, report, ReadOptions(session, tolerate_bad_lines))
+    params = build_session(draft, report, str(source))
+    ask = newest_user_ask(params)
+    if ask is not None:
+        report.newest_user_ask = ask[0]
+        report.newest_user_ask_excerpt = " ".join(ask[1].split())[:EXCERPT_CHARS]
+    return ImportResult(params, report)

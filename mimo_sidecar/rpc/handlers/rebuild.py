@@ -1,0 +1,183 @@
+"""Rebuild handlers: rebuild/compute, rebuild/insert, request/build (status: `rpc.status`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+from ...core import engine
+from ...core.formats import BuildOutput, Target
+from ...core.outcomes import Built, Computed, Inserted
+from ...core.render import RenderResult
+from ...service import InsertRequest
+from ...wire import rebuild as w
+from ..dispatch import rpc_method
+
+if TYPE_CHECKING:
+    from ..server import SidecarServer
+
+
+# -- wire -> core ---------------------------------------------------------------------------------
+def target_of(t: w.BuildTarget | None) -> Target | None:
+    if t is None:
+        return None
+    return Target(t.provider_id, t.model_id, t.thinking, t.images, t.tool_result_media, given=True)
+
+
+def output_of(p: w.BuildParams) -> BuildOutput:
+    return BuildOutput(p.format, target_of(p.target), p.cache.ttl if p.cache else None)
+
+
+def limits_of(model: w.ModelLimits | None) -> engine.ModelLimits | None:
+    if model is None:
+        return None
+    return engine.ModelLimits(
+        model.context_window,
+        model.input_limit or 0,
+        model.max_output_tokens or engine.DEFAULT_MAX_OUTPUT_TOKENS,
+        model.provider_id or "",
+        model.model_id or "",
+    )
+
+
+def insert_request(p: w.InsertParams) -> InsertRequest:
+    return InsertRequest(
+        session_id=p.session_id,
+        reason=p.reason,
+        agent_id=p.agent_id,
+        digest_up_to=p.digest_up_to,
+        boundary_id=p.boundary_message_id,
+        agent=p.agent,
+        model={"providerID": p.model.provider_id, "modelID": p.model.model_id} if p.model else None,
+        tool_name_map=p.tool_name_map,
+    )
+
+
+# -- core -> wire ---------------------------------------------------------------------------------
+def report_of(rendered: RenderResult, include_text: bool = False) -> w.RenderReport:
+    return w.RenderReport(
+        sections=[w.SectionInfo(**asdict(s)) for s in rendered.sections],
+        total_tokens=rendered.total_tokens,
+        total_cap=rendered.total_cap,
+        over_cap=rendered.over_cap,
+        has_activity=rendered.has_activity,
+        shed_units=list(rendered.shed_units),
+        empty_reason=rendered.empty_reason,
+        text=rendered.text if include_text else None,
+    )
+
+
+def compute_result(computed: Computed, include_text: bool) -> w.ComputeResult:
+    res = computed.result
+    t, wm = res.trigger, res.watermark
+    return w.ComputeResult(
+        revision=computed.revision,
+        trigger=w.TriggerInfo(
+            usable=t.usable,
+            count=t.count,
+            overflow=t.overflow,
+            usage_recovered=t.usage_recovered,
+            usage_pending=t.usage_recovered,
+            should_rebuild=t.should_rebuild,
+            hard=t.hard,
+            budget=t.budget,
+            usage_source=t.usage_source,
+            warnings=list(t.warnings),
+        ),
+        watermark=None
+        if wm is None
+        else w.WatermarkInfo(
+            message_id=wm.id,
+            index=wm.index,
+            tail_tokens=wm.tail_tokens,
+            tail_text_blocks=wm.tail_text_blocks,
+            adjusted=wm.adjusted,
+        ),
+        stored_watermark=res.stored_watermark,
+        writer_in_flight=computed.writer_in_flight,
+        preview=None
+        if res.preview is None
+        else w.PreviewInfo(
+            outcome=res.preview_outcome or "insert-failed", report=report_of(res.preview, include_text)
+        ),
+    )
+
+
+def insert_result(inserted: Inserted) -> w.InsertResult:
+    res = inserted.result
+    report = report_of(res.render) if res is not None and res.render is not None else None
+    wait = inserted.wait
+    notice = inserted.notice
+    return w.InsertResult(
+        outcome=inserted.outcome,
+        revision=inserted.revision,
+        message=res.message if res else None,
+        compacted=[
+            w.CompactedPart(message_id=m.message_id, part_id=m.part_id, compacted_at=m.compacted_at)
+            for m in (res.compacted if res else [])
+        ],
+        sections=report.sections if report else [],
+        report=report,
+        watermark=res.watermark if res else None,
+        digest_up_to=res.digest_up_to if res else None,
+        wait=None
+        if wait is None
+        else w.WaitInfo(result=wait.result, waited_ms=wait.waited_ms, bound_ms=wait.bound_ms),
+        status_text=inserted.status_text,
+        notice=None if notice is None else w.Notice(kind=notice.kind, text=notice.text),
+        detail=inserted.detail,
+        warnings=res.warnings if res else [],
+    )
+
+
+def build_result(built: Built, fmt: str) -> w.BuildResult:
+    res = built.result
+    return w.BuildResult(
+        revision=built.revision,
+        prefix=w.RequestPrefixInfo(
+            system=res.prefix.system, tools=res.prefix.tools, hash=res.prefix.hash, request=res.prefix.request
+        ),
+        format=fmt,
+        messages=res.request.messages,
+        sources=res.request.sources,
+        source_groups=res.request.source_groups,
+        call_id_map=res.request.call_id_map,
+        overrides=res.request.overrides,
+        estimated_tokens=res.request.estimated_tokens,
+        collapsed_message_ids=res.request.collapsed_ids,
+        reminder_added=res.reminder_added,
+        usage_pending=res.usage_pending,
+        warnings=res.request.warnings,
+    )
+
+
+def register(server: SidecarServer) -> None:
+    @rpc_method(server, "rebuild/compute", w.ComputeParams)
+    async def rebuild_compute(ls: SidecarServer, p: w.ComputeParams) -> w.ComputeResult:
+        computed = ls.service.compute(
+            p.session_id,
+            agent_id=p.agent_id,
+            usage=p.usage.model_dump() if p.usage else None,
+            model=limits_of(p.model),
+            preview=p.preview,
+        )
+        return compute_result(computed, p.include_text)
+
+    @rpc_method(server, "rebuild/insert", w.InsertParams)
+    async def rebuild_insert(ls: SidecarServer, p: w.InsertParams) -> w.InsertResult:
+        return insert_result(await ls.service.insert(insert_request(p)))
+
+    @rpc_method(server, "request/build", w.BuildParams)
+    async def request_build(ls: SidecarServer, p: w.BuildParams) -> w.BuildResult:
+        if p.purpose == "writer":
+            return build_result(ls.service.build_for_writer(p.session_id, p.up_to, output_of(p)), p.format)
+        built = ls.service.build(
+            p.session_id,
+            agent_id=p.agent_id,
+            collapse_tail=p.collapse_tail,
+            shell_style=p.invocation_style == "shell",
+            has_actor_tool=p.has_actor_tool,
+            memory_reminder=p.memory_reminder,
+            output=output_of(p),
+        )
+        return build_result(built, p.format)

@@ -1,0 +1,92 @@
+"""Session handlers: session/open, /sync, /get, /close; checkpoint/writerStarted, /writerFinished."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...core.outcomes import WriterSummary
+from ...core.session import MessageUpsert, PartUpsert, SyncBatch
+from ...service import OpenRequest
+from ...wire import session as w
+from ..dispatch import rpc_method
+
+if TYPE_CHECKING:
+    from ..server import SidecarServer
+
+
+# -- wire -> core ---------------------------------------------------------------------------------
+def batch_of(params: w.SyncParams) -> SyncBatch:
+    return SyncBatch(
+        upsert_messages=[MessageUpsert(m.info.raw, m.parts, m.seq) for m in params.upsert_messages],
+        upsert_parts=[PartUpsert(u.target, u.part.raw) for u in params.upsert_parts],
+        remove_messages=list(params.remove_messages),
+        remove_parts=[(r.message_id, r.part_id) for r in params.remove_parts],
+        tasks=params.tasks,
+        actors=params.actors,
+    )
+
+
+# -- core -> wire ---------------------------------------------------------------------------------
+def writer_info(writer: WriterSummary) -> w.WriterInfo:
+    return w.WriterInfo(
+        in_flight=writer.in_flight,
+        end_message_id=writer.end_message_id,
+        queued_end_message_id=writer.queued_end_message_id,
+        settlements=writer.settlements,
+        last_outcome=writer.last_outcome,
+        last_retryable=writer.last_retryable,
+    )
+
+
+def register(server: SidecarServer) -> None:
+    @rpc_method(server, "session/open", w.OpenParams)
+    async def session_open(ls: SidecarServer, p: w.OpenParams) -> w.OpenResult:
+        request = OpenRequest(
+            session_id=p.session_id,
+            project_id=p.project_id,
+            messages=[{"info": m.info.raw, "parts": m.parts or [], "seq": m.seq} for m in p.messages],
+            tasks=p.tasks,
+            actors=p.actors,
+            watermark=p.watermark,
+            request_prefix=p.request_prefix,
+            ids_ascending=p.ids_ascending,
+            parent_id=p.parent.session_id if p.parent else None,
+            parent_watermark=p.parent.watermark if p.parent else None,
+        )
+        return w.OpenResult(session_id=p.session_id, revision=ls.service.open(request))
+
+    @rpc_method(server, "session/sync", w.SyncParams)
+    async def session_sync(ls: SidecarServer, p: w.SyncParams) -> w.SyncResult:
+        return w.SyncResult(revision=ls.service.sync(p.session_id, batch_of(p), p.base_revision))
+
+    @rpc_method(server, "session/get", w.SessionRef)
+    async def session_get(ls: SidecarServer, p: w.SessionRef) -> w.SessionInfo:
+        s = ls.service.describe(p.session_id)
+        return w.SessionInfo(
+            session_id=s.session_id,
+            project_id=s.project_id,
+            revision=s.revision,
+            message_count=s.message_count,
+            watermark=s.watermark,
+            writer=writer_info(s.writer),
+            estimated_tokens=s.estimated_tokens,
+            id_mode=s.id_mode,
+            parent_id=s.parent_id,
+        )
+
+    @rpc_method(server, "session/close", w.SessionRef)
+    async def session_close(ls: SidecarServer, p: w.SessionRef) -> w.CloseResult:
+        ls.service.close(p.session_id)
+        return w.CloseResult()
+
+    @rpc_method(server, "checkpoint/writerStarted", w.WriterStartedParams)
+    async def writer_started(ls: SidecarServer, p: w.WriterStartedParams) -> w.WriterStartedResult:
+        start = ls.service.writer_started(p.session_id, p.watermark)
+        return w.WriterStartedResult(state=start.state, watermark=start.watermark)
+
+    @rpc_method(server, "checkpoint/writerFinished", w.WriterFinishedParams)
+    async def writer_finished(ls: SidecarServer, p: w.WriterFinishedParams) -> w.WriterFinishedResult:
+        done = ls.service.writer_finished(p.session_id, p.outcome, p.retryable)
+        return w.WriterFinishedResult(
+            watermark=done.watermark, promoted=done.promoted, writer=writer_info(done.writer)
+        )

@@ -1,0 +1,62 @@
+"""Hidden methods for the end-to-end tests, registered only when MIMO_SIDECAR_TEST_HOOKS=1.
+
+- `test/print`: prints to stdout, writes to fd 1 and runs a child that writes to its stdout; the
+  stdout guard must route all of it to stderr.
+- `test/sleep` `{ms, thread?}`: in-flight work that `shutdown` must wait for; with `thread`, the
+  sleep blocks a worker thread (asyncio.to_thread), which must not delay the process's exit.
+- `test/fail`: raises an unexpected exception (-32603 without a traceback).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field
+
+from ...wire.common import Params
+from ..dispatch import rpc_method
+
+if TYPE_CHECKING:
+    from ..server import SidecarServer
+
+ENV_FLAG = "MIMO_SIDECAR_TEST_HOOKS"
+
+
+class _Empty(Params):
+    pass
+
+
+class _Sleep(Params):
+    ms: Annotated[int, Field(ge=0, le=60_000)]
+    thread: bool = False
+
+
+def register(server: SidecarServer) -> None:
+    if os.environ.get(ENV_FLAG) != "1":
+        return
+
+    @rpc_method(server, "test/print", _Empty)
+    async def test_print(ls: SidecarServer, p: _Empty) -> dict[str, bool]:
+        print("stray print from a handler")  # noqa: T201
+        sys.stdout.flush()
+        os.write(1, b"stray write to fd 1\n")
+        child = [sys.executable, "-c", "import sys; sys.stdout.write('stray output of a child process\\n')"]
+        await asyncio.to_thread(subprocess.run, child, stdin=subprocess.DEVNULL, check=True)
+        return {"printed": True}
+
+    @rpc_method(server, "test/sleep", _Sleep)
+    async def test_sleep(ls: SidecarServer, p: _Sleep) -> dict[str, int]:
+        if p.thread:
+            await asyncio.to_thread(time.sleep, p.ms / 1000)
+        else:
+            await asyncio.sleep(p.ms / 1000)
+        return {"slept": p.ms}
+
+    @rpc_method(server, "test/fail", _Empty)
+    async def test_fail(ls: SidecarServer, p: _Empty) -> None:
+        raise RuntimeError("deliberate failure from test/fail")

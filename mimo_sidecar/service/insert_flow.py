@@ -1,0 +1,162 @@
+"""Where an insert's decision lives: one `rebuild/insert` from its gate to the inserted boundary.
+
+The flow (behavior.md#insert-steps, #render-time-wait, #d4), for one session at a time (the slot's
+insert lock):
+
+1. gate: checkpoint off, memory writing off, not the main agent, no checkpoint, no watermark;
+2. cold start: no watermark yet but the first writer is running: wait for it (the long bound);
+   anything but success ends as `writer-failed`, success re-runs the gate;
+3. read the stored watermark W, *then* wait (bounded) for a writer in flight (D4: W stays the one
+   read before the wait; the wait buys fresh checkpoint text);
+4. the session must still be the one the request started on (closed during the wait: error);
+5. `engine.insert`: render, build and insert the boundary, all or nothing.
+
+The config and memory root are the `Settings` snapshot taken when the request arrived: a
+`sidecar/configure` during a writer wait does not change this insert.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..core import engine, texts
+from ..core.config import RebuildConfig
+from ..core.ids import IdMinter
+from ..core.memory_files import MemoryRoot
+from ..core.message import Json
+from ..core.outcomes import Inserted, Notice, WriterWait
+from ..core.words import NOTICE_KINDS, InsertOutcome, InsertReason
+from . import writers
+from .sessions import SessionSlot
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The config and the memory root one request works with (read once, when it arrives)."""
+
+    config: RebuildConfig
+    memory: MemoryRoot
+
+
+@dataclass(frozen=True)
+class InsertRequest:
+    session_id: str
+    reason: InsertReason
+    agent_id: str
+    digest_up_to: str | None = None
+    boundary_id: str | None = None
+    agent: str | None = None
+    model: Json | None = None  # {"providerID", "modelID"} of the turn
+    tool_name_map: dict[str, str] | None = None
+
+
+class StatusListener(Protocol):
+    """Busy/idle status of one session for the duration of one request (the RPC layer shows it)."""
+
+    async def busy(self, message: str) -> None: ...
+
+    def idle(self) -> None: ...
+
+
+class InsertFlow:
+    """One insert: the steps of the module docstring over a slot and a settings snapshot."""
+
+    def __init__(
+        self,
+        slot: SessionSlot,
+        settings: Settings,
+        request: InsertRequest,
+        status: StatusListener,
+        minter: IdMinter,
+        clock: Callable[[], int],
+    ) -> None:
+        self.slot = slot
+        self.settings = settings
+        self.request = request
+        self.status = status
+        self.minter = minter
+        self.clock = clock
+
+    async def run(self) -> Inserted:
+        manual = self.request.reason == "manual"
+        async with self.slot.insert_lock:
+            try:
+                if manual:
+                    await self.status.busy(texts.MANUAL_REBUILD_STATUS)
+                inserted = await self._decide()
+                if manual and inserted.status_text:
+                    # the outcome, shown transiently (behavior.md#manual-rebuild)
+                    await self.status.busy(inserted.status_text)
+                return inserted
+            finally:
+                self.status.idle()
+
+    async def _decide(self) -> Inserted:
+        session = self.slot.session
+        config, memory = self.settings.config, self.settings.memory
+        gate = engine.insert_gate(session, memory, config, self.request.agent_id)
+        wait = None
+        if gate == "no-watermark" and session.writer.in_flight:
+            wait = await self._wait_for_writer()  # cold start (behavior.md#cold-start-wait): the long bound
+            if wait is None or wait.result != "success":
+                return self._stopped("writer-failed", wait)
+            gate = engine.insert_gate(session, memory, config, self.request.agent_id)
+        if gate is not None:
+            return self._stopped(gate, wait)
+        watermark = session.watermark
+        assert watermark is not None  # the gate passed
+        wait = await self._wait_for_writer() or wait  # D4: W was read before this wait
+        if self.slot.closed:
+            raise writers.closed_during_wait(self.slot)
+        return self._insert(watermark, wait)
+
+    async def _wait_for_writer(self) -> WriterWait | None:
+        """Wait (bounded) for the session's writer in flight, showing the verbatim busy status."""
+        if not self.slot.session.writer.in_flight:
+            return None
+        bound = writers.wait_bound_ms(self.settings.config, self.slot.session)
+        await self.status.busy(texts.PREPARING_STATUS)
+        return await writers.wait(self.slot, bound)
+
+    def _stopped(self, outcome: InsertOutcome, wait: WriterWait | None) -> Inserted:
+        """An insert that ends before rendering; the "off" outcomes carry their one-time notice."""
+        notice = None
+        for kind in NOTICE_KINDS:
+            if outcome == kind and kind not in self.slot.notices_shown:
+                self.slot.notices_shown.add(kind)
+                notice = Notice(kind, texts.NOTICES[kind])
+        return Inserted(
+            outcome,
+            self.slot.session.revision,
+            wait=wait,
+            notice=notice,
+            status_text=texts.OUTCOME_TEXTS.get(outcome),
+            detail=texts.OUTCOME_DETAILS.get(outcome),
+        )
+
+    def _insert(self, watermark: str, wait: WriterWait | None) -> Inserted:
+        session, req = self.slot.session, self.request
+        res = engine.insert(
+            session,
+            self.settings.memory,
+            self.settings.config,
+            watermark=watermark,
+            reason=req.reason,
+            now_ms=self.clock(),
+            minter=self.minter,
+            digest_up_to=req.digest_up_to,
+            agent=req.agent,
+            model=req.model,
+            boundary_id=req.boundary_id,
+            tool_name_map=req.tool_name_map,
+        )
+        return Inserted(
+            res.outcome,
+            session.revision,
+            result=res,
+            wait=wait,
+            status_text=texts.OUTCOME_TEXTS.get(res.outcome),
+            detail=res.detail,
+        )

@@ -1,0 +1,230 @@
+"""`SidecarService`: the one owner of the sidecar's state, and the API the RPC handlers call.
+
+It owns the open sessions (with their insert locks, one-time notices and writer settlements), the
+ID minter (one counter per process, behavior.md#id-monotonic), the budget warnings already issued
+(behavior.md#window-budget), the
+config and the memory root. Requests read the config and memory root once, as a `Settings`
+snapshot. Methods take and return plain values and core types (`core.outcomes`); domain problems
+raise `core.errors.DomainError`. Busy/idle status goes through the injected `status` factory.
+
+No pygls here: asyncio only, for the bounded writer waits and the per-session insert lock.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from ..core import engine, texts
+from ..core.config import RebuildConfig
+from ..core.errors import DomainError, ErrorCode
+from ..core.formats import AI_SDK_OUTPUT, BuildOutput
+from ..core.ids import IdMinter
+from ..core.memory_files import MemoryRoot
+from ..core.message import Json
+from ..core.outcomes import (
+    Built,
+    Computed,
+    Inserted,
+    SessionSummary,
+    WriterFinish,
+    WriterStart,
+    WriterWait,
+)
+from ..core.session import SyncBatch
+from ..core.trigger import BudgetWarnings
+from ..core.words import MAIN_AGENT, WriterOutcome
+from . import writers
+from .insert_flow import InsertFlow, InsertRequest, Settings, StatusListener
+from .sessions import OpenRequest, SessionSlot, SessionTable
+
+StatusFactory = Callable[[str], StatusListener]  # session ID -> the status of one request
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class SilentStatus:
+    """The status listener of a service nobody watches (tests, embedding without a UI)."""
+
+    async def busy(self, message: str) -> None:
+        return None
+
+    def idle(self) -> None:
+        return None
+
+
+class SidecarService:
+    def __init__(
+        self,
+        *,
+        config: RebuildConfig | None = None,
+        memory_root: str | Path | None = None,
+        status: StatusFactory | None = None,
+        clock: Callable[[], int] = now_ms,
+    ) -> None:
+        self.sessions = SessionTable()
+        self.minter = IdMinter()
+        self.budget_warnings = BudgetWarnings()
+        self._config = config or RebuildConfig()
+        self._memory: MemoryRoot | None = None
+        self._status: StatusFactory = status or (lambda _sid: SilentStatus())
+        self._clock = clock
+        if memory_root is not None:
+            self.set_memory_root(memory_root)
+
+    # -- settings --------------------------------------------------------------------------------
+    @property
+    def config(self) -> RebuildConfig:
+        return self._config
+
+    def configure(self, config: RebuildConfig) -> None:
+        """Replace the config; requests already running keep the snapshot they took."""
+        self._config = config
+
+    @property
+    def memory_root(self) -> str | None:
+        return self._memory.root if self._memory is not None else None
+
+    def set_memory_root(self, root: str | Path) -> None:
+        if self._memory is None or self._memory.root != str(root):
+            self._memory = MemoryRoot(str(root))
+
+    def settings(self) -> Settings:
+        """The snapshot one request works with. The memory root is set by `initialize`, which the
+        RPC layer requires before any other request."""
+        if self._memory is None:
+            raise RuntimeError("the memory root is not configured (initialize first)")
+        return Settings(self._config, self._memory)
+
+    # -- sessions --------------------------------------------------------------------------------
+    def open(self, request: OpenRequest) -> int:
+        """Register a session with its history; returns its revision. Nothing is kept on error."""
+        return self.sessions.open(request).session.revision
+
+    def sync(self, session_id: str, batch: SyncBatch, base_revision: int | None = None) -> int:
+        """Apply one batch atomically; returns the new revision."""
+        return self.sessions.sync(session_id, batch, base_revision)
+
+    def describe(self, session_id: str) -> SessionSummary:
+        slot = self.sessions.require(session_id)
+        s = slot.session
+        return SessionSummary(
+            session_id=s.session_id,
+            project_id=s.project_id,
+            revision=s.revision,
+            message_count=len(s),
+            watermark=s.watermark,
+            writer=writers.summary(slot),
+            estimated_tokens=s.total_tokens,
+            id_mode=s.id_mode,
+            parent_id=s.parent_id,
+        )
+
+    def close(self, session_id: str) -> None:
+        """Forget a session and everything kept for it; its writer waiters fail."""
+        self.sessions.close(session_id)
+
+    # -- checkpoint writer registry (behavior.md#writer) ------------------------------------------
+    def writer_started(self, session_id: str, watermark: str | None = None) -> WriterStart:
+        return writers.start(self.sessions.require(session_id), watermark, self._clock())
+
+    def writer_finished(
+        self, session_id: str, outcome: WriterOutcome, retryable: bool | None = None
+    ) -> WriterFinish:
+        return writers.finish(self.sessions.require(session_id), outcome, retryable, self._clock())
+
+    async def wait_for_writer(self, session_id: str, bound_ms: int | None = None) -> WriterWait:
+        """Wait for the writer in flight (bound: the config's, for the session's watermark state)."""
+        slot = self.sessions.require(session_id)
+        if bound_ms is None:
+            bound_ms = writers.wait_bound_ms(self._config, slot.session)
+        return await writers.wait(slot, bound_ms)
+
+    # -- rebuild (behavior.md#trigger, #watermark, #rebuild, #request) ---------------------------
+    def compute(
+        self,
+        session_id: str,
+        *,
+        agent_id: str = MAIN_AGENT,
+        usage: Json | None = None,
+        model: engine.ModelLimits | None = None,
+        preview: bool = True,
+    ) -> Computed:
+        """The trigger decision, the watermark for a writer starting now, and a dry-run render."""
+        session = self.sessions.require(session_id).session
+        settings = self.settings()
+        result = engine.compute(
+            session,
+            settings.memory,
+            settings.config,
+            agent_id=agent_id,
+            usage=usage,
+            model=model,
+            preview=preview,
+            now_ms=self._clock(),
+            warn_cache=self.budget_warnings,
+        )
+        return Computed(session.revision, session.writer.in_flight, result)
+
+    async def insert(self, request: InsertRequest) -> Inserted:
+        """Insert the rebuild boundary (the flow of `service.insert_flow`)."""
+        slot = self.sessions.require(request.session_id)
+        flow = InsertFlow(
+            slot, self.settings(), request, self._status(request.session_id), self.minter, self._clock
+        )
+        return await flow.run()
+
+    def build(
+        self,
+        session_id: str,
+        *,
+        agent_id: str = MAIN_AGENT,
+        collapse_tail: bool = True,
+        shell_style: bool = False,
+        has_actor_tool: bool = False,
+        memory_reminder: bool = True,
+        output: BuildOutput = AI_SDK_OUTPUT,
+    ) -> Built:
+        """The next model request of an agent, in `output`'s format: the frozen prefix and the
+        view's messages."""
+        session = self.sessions.require(session_id).session
+        settings = self.settings()
+        result = engine.build(
+            session,
+            settings.memory,
+            settings.config,
+            agent_id=agent_id,
+            collapse_tail=collapse_tail,
+            shell_style=shell_style,
+            has_actor_tool=has_actor_tool,
+            memory_reminder=memory_reminder,
+            now_ms=self._clock(),
+            fmt=output.fmt,
+            target=output.target,
+            cache_ttl=output.cache_ttl,
+        )
+        return Built(session.revision, result)
+
+    def build_for_writer(
+        self, session_id: str, up_to: str | None = None, output: BuildOutput = AI_SDK_OUTPUT
+    ) -> Built:
+        """The checkpoint writer's forked request: the main view up to its watermark
+        (behavior.md#writer-request)."""
+        slot: SessionSlot = self.sessions.require(session_id)
+        session = slot.session
+        try:
+            result = engine.build_for_writer(
+                session, up_to, fmt=output.fmt, target=output.target, cache_ttl=output.cache_ttl
+            )
+        except KeyError:
+            missing = up_to or session.writer.end_message_id
+            raise DomainError(
+                ErrorCode.MESSAGE_NOT_FOUND,
+                texts.not_in_main_view(missing),
+                ("upTo",),
+                {"messageId": missing},
+            ) from None
+        return Built(session.revision, result)

@@ -1,0 +1,114 @@
+"""request/build in every output format over stdio (issue 10): before and after a rebuild, the writer's
+fork too, with the rules checker and the SDK types on what comes back."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient
+
+from mimo_sidecar.core.formats import FORMATS
+from mimo_sidecar.core.formats.rules import check
+from tests.unit.split_sessions import ODD_CALL_ID, claude_code, codex
+from tests.unit.test_sdk_types import PREFIX, validate
+
+from .test_rebuild import call, write_memory
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def stored(make: Any, sid: str) -> list[dict[str, Any]]:
+    out = []
+    for m in make():
+        data = copy.deepcopy(m.to_json())
+        data["info"]["sessionID"] = sid
+        out.append(data)
+    return out
+
+
+def assert_valid(fmt: str, res: dict[str, Any], *, open_end: bool = False) -> None:
+    assert res["format"] == fmt
+    assert len(res["sources"]) == len(res["sourceGroups"]) == len(res["messages"])
+    assert all(group[0] == first for group, first in zip(res["sourceGroups"], res["sources"], strict=True))
+    prefix = res["prefix"].get("request")
+    assert check(fmt, res["messages"], prefix=prefix, overrides=res["overrides"], open_end=open_end) == []
+    if fmt != "ai-sdk":
+        validate(fmt, res["messages"], prefix, res["overrides"])
+
+
+async def test_every_format_before_and_after_a_rebuild(client: LanguageClient) -> None:
+    sid = "fmt-claude"
+    write_memory(client.memory_root, sid)  # type: ignore[attr-defined]
+    await call(
+        client,
+        "session/open",
+        {"sessionId": sid, "messages": stored(claude_code, sid), "requestPrefix": PREFIX},
+    )
+    hashes = set()
+    for fmt in FORMATS:
+        res = await call(client, "request/build", {"sessionId": sid, "format": fmt, "memoryReminder": False})
+        assert_valid(fmt, res)
+        hashes.add(res["prefix"]["hash"])
+        if fmt == "anthropic":
+            assert ODD_CALL_ID in res["callIdMap"].values()
+            assert res["prefix"]["request"]["system"][0] == {
+                "type": "text",
+                "text": "You are a coding agent.",
+            }
+            assert any(w.startswith("result-synthesized") for w in res["warnings"])
+    assert len(hashes) == len(FORMATS)  # each over its own format's prefix bytes
+
+    computed = await call(client, "rebuild/compute", {"sessionId": sid, "preview": False})
+    watermark = computed["watermark"]["messageId"]
+    await call(client, "checkpoint/writerStarted", {"sessionId": sid, "watermark": watermark})
+    for fmt in FORMATS:  # the writer's fork: the view up to W, which the host completes with its ask
+        fork = await call(client, "request/build", {"sessionId": sid, "purpose": "writer", "format": fmt})
+        assert_valid(fmt, fork, open_end=True)
+    await call(client, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
+    inserted = await call(client, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    assert inserted["outcome"] == "rebuilt"
+    for fmt in FORMATS:
+        res = await call(
+            client,
+            "request/build",
+            {"sessionId": sid, "format": fmt, "target": {"thinking": True}, "cache": {"ttl": "1h"}},
+        )
+        assert_valid(fmt, res)
+        text = str(res["messages"])
+        assert "Summary of previous conversation from checkpoint files:" in text
+        if fmt == "anthropic":
+            marks = str(res).count("'cache_control'")
+            assert 2 <= marks <= 4
+        elif fmt != "ai-sdk":
+            assert any(w.startswith("cache-ignored") for w in res["warnings"])
+
+
+async def test_codex_session_in_responses_keeps_reasoning_and_custom_calls(client: LanguageClient) -> None:
+    sid = "fmt-codex"
+    await call(client, "session/open", {"sessionId": sid, "messages": stored(codex, sid)})
+    res = await call(
+        client, "request/build", {"sessionId": sid, "format": "openai-responses", "memoryReminder": False}
+    )
+    assert_valid("openai-responses", res)
+    kinds = [i["type"] for i in res["messages"]]
+    assert (
+        kinds.count("reasoning") == 2 and "custom_tool_call" in kinds and "custom_tool_call_output" in kinds
+    )
+    assert all(len(i["call_id"]) <= 64 for i in res["messages"] if "call_id" in i)
+
+
+async def test_bad_format_params_get_a_clear_error(client: LanguageClient) -> None:
+    sid = "fmt-bad"
+    await call(client, "session/open", {"sessionId": sid, "messages": stored(codex, sid)})
+    for params, field in (
+        ({"format": "cohere"}, "format"),
+        ({"cache": {"ttl": "2h"}}, "cache.ttl"),
+        ({"target": {"thinking": "yes"}}, "target.thinking"),
+        ({"target": {"modelId": ""}}, "target.modelId"),
+    ):
+        with pytest.raises(JsonRpcException) as err:
+            await call(client, "request/build", {"sessionId": sid, **params})
+        assert err.value.code == -32602 and field in err.value.message

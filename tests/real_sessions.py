@@ -1,0 +1,84 @@
+"""Where the shared real transcripts are (`shared/real-sessions/`), for any test that uses them.
+
+They are third-party data and live outside the repository: tests read them in place and skip, with
+the reason, when the folder is absent. Looked up in this order:
+
+1. the environment variable `MIMO_REAL_SESSIONS` (a path to the folder);
+2. `shared/real-sessions` in the repository root or any directory above it (a checkout at
+   `/work/main` finds `/work/shared/real-sessions`; so does a worktree at `/work/wt/<name>`);
+3. `/work/shared/real-sessions`.
+
+Use:
+
+    from tests.real_sessions import real_sessions_dir, real_session_files   # fixture, parametrize
+
+    def test_x(real_sessions_dir: Path) -> None: ...          # skipped when absent
+
+    @pytest.mark.parametrize("path", real_session_files())   # one case per main session file
+    def test_y(path: Path) -> None: ...
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ENV_VAR = "MIMO_REAL_SESSIONS"
+RELATIVE = Path("shared") / "real-sessions"
+FALLBACK = Path("/work/shared/real-sessions")
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SUBAGENT_MARK = "__subagents__"
+FORMAT_OF_FOLDER = {"claude": "claude-code", "codex": "codex", "opencode": "opencode", "cline": "cline"}
+
+
+def real_sessions_root() -> Path | None:
+    """The folder of real sessions, or None when it cannot be found."""
+    configured = os.environ.get(ENV_VAR)
+    if configured:
+        path = Path(configured).expanduser()
+        return path if path.is_dir() else None
+    for base in (REPO_ROOT, *REPO_ROOT.parents):
+        if (base / RELATIVE).is_dir():
+            return base / RELATIVE
+    return FALLBACK if FALLBACK.is_dir() else None
+
+
+def absent_reason() -> str:
+    return (
+        f"real sessions not found (set {ENV_VAR}, or put shared/real-sessions next to or above "
+        f"the repository, or at {FALLBACK})"
+    )
+
+
+@pytest.fixture
+def real_sessions_dir() -> Path:
+    root = real_sessions_root()
+    if root is None:
+        pytest.skip(absent_reason())
+    return root
+
+
+def main_session_files(root: Path) -> list[Path]:
+    """Every session file of the folder, subagent files excluded (they belong to their session)."""
+    files = []
+    for folder in sorted(FORMAT_OF_FOLDER):
+        for path in sorted((root / folder).glob("*.json*")):
+            if SUBAGENT_MARK not in path.name:
+                files.append(path)
+    return files
+
+
+def real_session_files() -> list[Any]:
+    """pytest params, one per main session file (id `folder/name`); a single skipped param when the
+    folder is absent, so that the reason shows in the test report."""
+    root = real_sessions_root()
+    if root is None:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=absent_reason()), id="real-sessions-absent")]
+    return [pytest.param(p, id=f"{p.parent.name}/{p.name}") for p in main_session_files(root)]
+
+
+def expected_format(path: Path) -> str:
+    return FORMAT_OF_FOLDER[path.parent.name]

@@ -1,0 +1,343 @@
+"""Claude Code JSONL: the active branch of the uuid DAG, split responses, harness text, subagents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mimo_sidecar.importers import import_transcript, newest_user_ask
+from tests.unit.importers.transcripts import (
+    SIGNATURE,
+    ClaudeLog,
+    by_id,
+    image,
+    messages,
+    open_in_core,
+    text,
+    thinking,
+    tool_result,
+    tool_use,
+    usage,
+)
+
+
+def run(tmp_path: Path, log: ClaudeLog, name: str = "session.jsonl"):
+    result = import_transcript(log.write(tmp_path / name))
+    open_in_core(result.params)
+    assert result.report.consistent, result.report.as_dict()
+    return result
+
+
+def test_a_plain_turn_keeps_ids_model_usage_and_time(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    ask = log.user("Add a retry to the fetch helper")
+    reply = log.assistant(
+        [text("Done: three attempts, backing off.")], mid="msg_01", usage=usage(12, 30, 400, 50)
+    )
+    result = run(tmp_path, log)
+    user, assistant = result.params["messages"]
+    assert result.params["sessionId"] == log.session_id
+    assert user["info"]["id"] == ask and user["info"]["role"] == "user"
+    assert user["parts"] == [{"id": f"{ask}.0", "type": "text", "text": "Add a retry to the fetch helper"}]
+    info = assistant["info"]
+    assert info["id"] == reply
+    assert info["providerMessageID"] == "msg_01"
+    assert (info["providerID"], info["modelID"]) == ("anthropic", "claude-test-1")
+    assert info["finish"] == "stop"  # no stop_reason written: inferred from the content
+    assert info["tokens"] == {"input": 12, "output": 30, "reasoning": 0, "cache": {"read": 400, "write": 50}}
+    assert info["sessionID"] == log.session_id
+    assert info["time"]["created"] == user["info"]["time"]["created"] + 1000
+    assert result.report.adjusted["stop reason inferred from the response's content"] == 1
+
+
+def test_one_response_written_as_several_entries_stays_several_messages_sharing_the_provider_id(
+    tmp_path: Path,
+) -> None:
+    log = ClaudeLog()
+    log.user("Read the two config files")
+    first = log.assistant([thinking("Two reads, in parallel.")], mid="msg_02", usage=usage(5, 1))
+    second = log.assistant([text("Reading both.")], mid="msg_02", usage=usage(5, 9))
+    third = log.assistant([tool_use("toolu_a")], mid="msg_02", usage=usage(5, 40))
+    log.user([tool_result("toolu_a")])
+    result = run(tmp_path, log)
+    entries = [by_id(result.params)[u] for u in (first, second, third)]
+    assert {e["info"]["providerMessageID"] for e in entries} == {"msg_02"}
+    assert [("finish" in e["info"], "tokens" in e["info"]) for e in entries] == [(False, False)] * 2 + [
+        (True, True)
+    ]
+    assert entries[2]["info"]["finish"] == "tool-calls"
+    assert entries[2]["info"]["tokens"]["output"] == 40  # the fullest of the repeated usages
+    block = entries[0]["parts"][0]
+    assert (block["thinking"], block["signature"]) == ("Two reads, in parallel.", SIGNATURE)
+    assert entries[2]["parts"][0]["id"] == "toolu_a"  # a tool_use's id is its part ID
+
+
+def test_parallel_results_on_sibling_branches_are_kept_in_file_order(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user("Check both modules")
+    call_a = log.assistant([tool_use("toolu_a")], mid="msg_03")
+    log.progress("toolu_a")
+    call_b = log.assistant([tool_use("toolu_b")], mid="msg_03")  # child of the progress record
+    result_a = log.user([tool_result("toolu_a", "a is fine")], parent=call_a)  # sibling of the branch
+    result_b = log.user([tool_result("toolu_b", "b is fine")], parent=call_b)
+    log.assistant([text("Both modules are fine.")], mid="msg_04", parent=result_b)
+    result = run(tmp_path, log)
+    ids = [m["info"]["id"] for m in result.params["messages"]]
+    assert ids[1:5] == [call_a, call_b, result_a, result_b]
+    assert result.report.adjusted["sibling-branch entry kept (parallel tool result or response entry)"] == 1
+
+
+def test_a_result_written_between_two_entries_of_one_response_keeps_its_place(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user("Run the linters")
+    call_a = log.assistant([tool_use("toolu_a", "Bash", command="ruff")], mid="msg_05")
+    result_a = log.user([tool_result("toolu_a")])
+    call_b = log.assistant([tool_use("toolu_b", "Bash", command="mypy")], mid="msg_05")
+    result_b = log.user([tool_result("toolu_b")])
+    result = run(tmp_path, log)
+    assert [m["info"]["id"] for m in result.params["messages"][1:]] == [call_a, result_a, call_b, result_b]
+    found = by_id(result.params)
+    assert "finish" not in found[call_a]["info"] and found[call_b]["info"]["finish"] == "tool-calls"
+
+
+def test_a_rewind_imports_the_branch_of_the_newest_leaf(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    ask = log.user("Rename the module")
+    log.assistant([text("Renamed to utils.")], mid="msg_06")
+    log.user("No, call it helpers", parent=ask)  # the user rewound and rewrote the ask... (abandoned)
+    retry = log.user("Rename the module to helpers", parent=ask)
+    log.assistant([text("Renamed to helpers.")], mid="msg_07")
+    result = run(tmp_path, log)
+    assert [m["info"]["id"] for m in result.params["messages"]][:2] == [ask, retry]
+    assert len(result.params["messages"]) == 3
+    assert result.report.not_imported["assistant entry off the active branch"] == 1
+    assert result.report.not_imported["user entry off the active branch"] == 1
+
+
+def test_compaction_becomes_a_boundary_with_the_older_history_behind_it(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user("Start the migration")
+    before = log.assistant([text("Migration started.")], mid="msg_08")
+    boundary = log.system(
+        "compact_boundary",
+        parent=None,
+        logicalParentUuid=before,
+        compactMetadata={"trigger": "auto", "preTokens": 9},
+    )
+    summary = log.user(
+        "This session is being continued from a previous conversation. Summary: a migration was started.",
+        isCompactSummary=True,
+        isVisibleInTranscriptOnly=True,
+    )
+    log.user("Now finish it")
+    log.assistant([text("Finished.")], mid="msg_09")
+    result = run(tmp_path, log)
+    found = by_id(result.params)
+    assert found[boundary]["parts"] == [{"id": f"{boundary}.0", "type": "compaction", "auto": True}]
+    assert found[summary]["parts"][0]["synthetic"] is True
+    session = open_in_core(result.params)
+    assert [m.id for m in session.view()][:2] == [boundary, summary]  # the model's view starts there
+    assert len(session.slice()) == 6  # the history before the boundary is kept
+    assert newest_user_ask(result.params)[1] == "Now finish it"
+
+
+def test_a_compaction_whose_logical_parent_was_never_written_still_keeps_the_older_history(
+    tmp_path: Path,
+) -> None:
+    log = ClaudeLog()
+    first = log.user("Start the migration")
+    log.assistant([text("Migration started.")], mid="msg_08")
+    boundary = log.system("compact_boundary", parent=None, logicalParentUuid="never-written")
+    log.user("Continue", isCompactSummary=True)
+    result = run(tmp_path, log)
+    assert [m["info"]["id"] for m in result.params["messages"]][0] == first
+    assert boundary in by_id(result.params)
+    assert result.report.adjusted["dangling parent link bridged"] == 1
+
+
+def test_harness_text_is_synthetic_and_the_genuine_ask_stays_plain(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    ask = log.user("Make the build green again")
+    log.user("<command-name>/model</command-name>\n<command-message>model</command-message>")
+    log.user("<local-command-stdout>Set model to test</local-command-stdout>")
+    log.user("Caveat: bodies of skills follow", isMeta=True)
+    log.user([text("<system-reminder>\nThe todo list is empty.\n</system-reminder>")])
+    log.user([text("[Request interrupted by user]")])
+    log.user("<task-notification>\n<task-id>b1</task-id>\n</task-notification>")
+    result = run(tmp_path, log)
+    user_parts = [m["parts"] for m in messages(result.params) if m["info"]["id"] != ask]
+    assert all(p[0]["synthetic"] is True for p in user_parts)
+    assert "synthetic" not in by_id(result.params)[ask]["parts"][0]
+    assert newest_user_ask(result.params) == (ask, "Make the build green again")
+    assert result.report.newest_user_ask == ask
+
+
+def test_api_error_entries_are_not_imported(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user("Summarise the diff")
+    log.assistant(
+        [text("API Error: 529 overloaded")],
+        mid="err_1",
+        model="<synthetic>",
+        isApiErrorMessage=True,
+        usage={},
+    )
+    log.assistant([text("The diff renames two helpers.")], mid="msg_10")
+    result = run(tmp_path, log)
+    assert [m["info"]["role"] for m in result.params["messages"]] == ["user", "assistant"]
+    assert result.report.not_imported["API error entry (shown in the UI, not sent to the model)"] == 1
+
+
+def test_images_in_user_content_and_in_tool_results_are_kept(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user([text("What is wrong in this screenshot?"), image("AAAA")])
+    log.assistant([tool_use("toolu_s", "Screenshot")], mid="msg_11")
+    log.user([tool_result("toolu_s", [text("captured"), image("BBBB")])])
+    result = run(tmp_path, log)
+    ask, _, carrier = result.params["messages"]
+    assert ask["parts"][1]["source"]["data"] == "AAAA"
+    assert carrier["parts"][0]["content"][1] == image("BBBB")
+
+
+def test_an_interrupted_call_stays_without_a_result(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user("Deploy it")
+    call = log.assistant([tool_use("toolu_d", "Bash", command="deploy")], mid="msg_12")
+    result = run(tmp_path, log)
+    last = result.params["messages"][-1]
+    assert last["info"]["id"] == call and last["info"]["finish"] == "tool-calls"
+    assert all(p["type"] != "tool_result" for m in result.params["messages"] for p in m["parts"])
+
+
+def test_recorded_stop_reasons_are_mapped(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    reasons = {
+        "end_turn": "stop",
+        "tool_use": "tool-calls",
+        "max_tokens": "length",
+        "pause_turn": "pause_turn",
+    }
+    ids = {}
+    for i, reason in enumerate(reasons):
+        log.user(f"ask {i}")
+        ids[reason] = log.assistant([text(f"answer {i}")], mid=f"msg_s{i}", stop_reason=reason)
+    result = run(tmp_path, log)
+    found = by_id(result.params)
+    assert {reason: found[mid]["info"]["finish"] for reason, mid in ids.items()} == reasons
+    assert "stop reason inferred from the response's content" not in result.report.adjusted
+
+
+def test_missing_usage_leaves_tokens_out(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user("Hello")
+    reply = log.assistant([text("Hi.")], mid="msg_13", usage={"service_tier": "standard"})
+    result = run(tmp_path, log)
+    assert "tokens" not in by_id(result.params)[reply]["info"]
+    assert result.report.adjusted["no usage recorded (tokens left out)"] == 1
+
+
+def test_user_text_next_to_tool_results_becomes_its_own_user_message(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user("Edit the readme")
+    log.assistant([tool_use("toolu_e", "Edit")], mid="msg_14")
+    turn = log.user([tool_result("toolu_e", "rejected", is_error=True), text("Use British spelling")])
+    log.assistant([tool_use("toolu_f", "Edit")], mid="msg_15")
+    quiet = log.user([tool_result("toolu_f"), text("<system-reminder>lint ran</system-reminder>")])
+    result = run(tmp_path, log)
+    found = by_id(result.params)
+    assert [p["type"] for p in found[turn]["parts"]] == ["tool_result"]
+    assert found[turn + "#text"]["parts"][0]["text"] == "Use British spelling"
+    assert newest_user_ask(result.params) == (turn + "#text", "Use British spelling")
+    # Harness text alone next to results stays on the carrier: no message of its own.
+    assert [p["type"] for p in found[quiet]["parts"]] == ["tool_result", "text"]
+    assert quiet + "#text" not in found
+
+
+def test_input_queued_while_the_agent_worked_is_placed_before_the_next_response(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user("Fix the flaky test")
+    call = log.assistant([tool_use("toolu_q", "Bash", command="pytest")], mid="msg_16")
+    log.queue("enqueue", "also update the changelog")
+    log.queue("remove")
+    carrier = log.user([tool_result("toolu_q")])
+    log.queue("enqueue", "and push when done")  # delivered as a normal user entry below
+    log.queue("dequeue")
+    reply = log.assistant([text("Fixed; updating the changelog.")], mid="msg_17")
+    pushed = log.user("and push when done")
+    result = run(tmp_path, log)
+    ids = [m["info"]["id"] for m in result.params["messages"]]
+    queued = f"{log.session_id}.queued.L3"  # named after the enqueue line
+    assert ids == [ids[0], call, carrier, queued, reply, pushed]
+    assert by_id(result.params)[queued]["parts"][0]["text"] == "also update the changelog"
+    assert result.report.not_imported["queued input (delivered as a user entry)"] == 1
+
+
+def test_subagent_files_become_slices_in_both_layouts(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user("Explore the repository")
+    log.assistant([tool_use("toolu_t", "Task", prompt="map the modules")], mid="msg_18")
+    log.user([tool_result("toolu_t", "three modules")])
+    main_file = log.write(tmp_path / "sess.jsonl")
+    nested = ClaudeLog(log.session_id, agent="a1b2c3")
+    nested.user("Map the modules", parent=None)
+    nested.assistant([text("Three modules.")], mid="msg_sub1")
+    (tmp_path / "sess" / "subagents").mkdir(parents=True)
+    nested.write(tmp_path / "sess" / "subagents" / "agent-a1b2c3.jsonl")
+    flat = ClaudeLog(log.session_id, agent="d4e5f6")
+    flat.user("Summarise", parent=None)
+    flat.assistant([text("Summary.")], mid="msg_sub2")
+    flat.write(tmp_path / "sess__subagents__agent-d4e5f6.jsonl")
+    result = import_transcript(main_file)
+    open_in_core(result.params)
+    assert result.report.slices == {"main": 3, "a1b2c3": 2, "d4e5f6": 2}
+    assert [m["parts"][0]["text"] for m in messages(result.params, "a1b2c3")] == [
+        "Map the modules",
+        "Three modules.",
+    ]
+    assert messages(result.params, "d4e5f6")[1]["info"]["finish"] == "stop"
+
+
+def test_a_repeated_uuid_keeps_the_first_record(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    ask = log.user("Keep me")
+    copy = dict(log.records[0], sessionId="another-session")  # a resumed session copies its prefix
+    log.raw(copy)
+    log.assistant([text("Kept.")], mid="msg_19", parent=ask)
+    result = run(tmp_path, log)
+    assert len(result.params["messages"]) == 2
+    assert result.report.not_imported == {"record repeating an earlier uuid (a resumed session's copy)": 1}
+
+
+def test_output_is_stable_from_run_to_run(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user([text("a"), image()])
+    log.assistant([thinking("t"), text("b"), tool_use("toolu_z")], mid="msg_20")
+    path = log.write(tmp_path / "s.jsonl")
+    assert import_transcript(path).params == import_transcript(path).params
+
+
+def test_timestamps_written_out_of_order_are_raised(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.user("One")
+    log.assistant([tool_use("toolu_o")], mid="msg_21")
+    log.user([tool_result("toolu_o")])
+    log.records[-1]["timestamp"] = log.records[0]["timestamp"]  # written late, stamped early
+    result = run(tmp_path, log)
+    created = [m["info"]["time"]["created"] for m in result.params["messages"]]
+    assert created == sorted(created)
+    assert result.report.adjusted["timestamp raised to keep creation order"] == 1
+
+
+def test_bookkeeping_records_are_counted(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    log.raw({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}})
+    log.user("Go")
+    log.progress("none")
+    log.system("turn_duration", durationMs=5)
+    log.raw({"type": "summary", "summary": "A title", "leafUuid": log.last})
+    result = run(tmp_path, log)
+    assert result.report.not_imported == {
+        "file-history-snapshot record": 1,
+        "progress record": 1,
+        "system record (turn_duration)": 1,
+        "summary record": 1,
+    }

@@ -1,0 +1,157 @@
+"""The insert flow of the service (`service.insert_flow`): the config snapshot, the writer wait,
+status, and a session closed during the wait."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from mimo_sidecar.core import texts
+from mimo_sidecar.core.config import PushCaps, RebuildConfig
+from mimo_sidecar.core.errors import DomainError, ErrorCode
+from mimo_sidecar.core.outcomes import Inserted
+from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
+from tests.unit.builders import assistant, text, usage, user
+
+SID = "ses_flow"
+T0 = 1_700_000_000_000
+
+
+class RecordedStatus:
+    def __init__(self, log: StatusLog, session_id: str) -> None:
+        self.log, self.session_id = log, session_id
+
+    async def busy(self, message: str) -> None:
+        self.log.append(("busy", message))
+
+    def idle(self) -> None:
+        self.log.append(("idle", ""))
+
+
+class StatusLog(list[tuple[str, str]]):
+    """The statuses shown, in order; `waiting` is set once the writer wait began."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = asyncio.Event()
+
+    def append(self, item: tuple[str, str]) -> None:
+        super().append(item)
+        if item == ("busy", texts.PREPARING_STATUS):
+            self.waiting.set()
+
+
+def history() -> list[dict]:
+    msgs = [
+        user("m01", text("please fix the lexer"), created=T0),
+        assistant("m02", text("looking"), created=T0 + 10, tokens=usage(1000, 100)),
+        user("m03", text("also check the parser"), created=T0 + 20),
+        assistant("m04", text("tests pass"), created=T0 + 30, tokens=usage(2000, 100)),
+    ]
+    return [{"info": m.info, "parts": m.parts} for m in msgs]
+
+
+@pytest.fixture
+def memory_root(tmp_path: Path) -> Path:
+    sdir = tmp_path / "sessions" / SID
+    sdir.mkdir(parents=True)
+    (sdir / "checkpoint.md").write_text(
+        "# Session checkpoint\nTopic: lexer rewrite\n\n## §1 Active intent\n\n" + "Fix the lexer. " * 40
+    )
+    return tmp_path
+
+
+def service(memory_root: Path, log: StatusLog) -> SidecarService:
+    svc = SidecarService(
+        memory_root=memory_root, status=lambda sid: RecordedStatus(log, sid), clock=lambda: T0
+    )
+    svc.open(OpenRequest(SID, messages=history(), watermark="m02"))
+    return svc
+
+
+def checkpoint_cap(inserted: Inserted) -> int | None:
+    assert inserted.result is not None and inserted.result.render is not None
+    return next(s.cap for s in inserted.result.render.sections if s.key == "checkpoint")
+
+
+async def until_waiting(log: StatusLog) -> None:
+    await asyncio.wait_for(log.waiting.wait(), 5)
+
+
+async def test_config_changed_during_the_writer_wait_does_not_change_that_insert(memory_root: Path) -> None:
+    log = StatusLog()
+    svc = service(memory_root, log)
+    svc.writer_started(SID, "m04")
+    insert = asyncio.ensure_future(svc.insert(InsertRequest(SID, "auto", "main")))
+    await until_waiting(log)
+    changed = RebuildConfig(
+        push_caps=PushCaps(checkpoint=7),
+        writer_wait_with_watermark_ms=0,
+        checkpoint_disabled=True,  # would stop the insert at its gate, were the gate re-run
+    )
+    svc.configure(changed)
+    svc.writer_finished(SID, "success")
+    inserted = await asyncio.wait_for(insert, 5)
+    assert inserted.outcome == "rebuilt"
+    assert inserted.wait is not None and inserted.wait.result == "success"
+    assert inserted.wait.bound_ms == RebuildConfig().writer_wait_with_watermark_ms  # the old bound
+    assert checkpoint_cap(inserted) == PushCaps().checkpoint  # the old caps
+    assert log[-1] == ("idle", "")
+
+    svc.configure(RebuildConfig(push_caps=PushCaps(checkpoint=7)))
+    later = await svc.insert(InsertRequest(SID, "auto", "main"))  # the next request sees the change
+    assert later.outcome == "rebuilt" and checkpoint_cap(later) == 7
+
+
+async def test_cold_start_waits_for_the_first_writer_and_reruns_the_gate(memory_root: Path) -> None:
+    log = StatusLog()
+    svc = service(memory_root, log)
+    svc.sessions.require(SID).session.watermark = None
+    svc.writer_started(SID, "m02")
+    insert = asyncio.ensure_future(svc.insert(InsertRequest(SID, "manual", "main")))
+    await until_waiting(log)
+    svc.writer_finished(SID, "success")
+    inserted = await asyncio.wait_for(insert, 5)
+    assert inserted.outcome == "rebuilt" and inserted.result is not None
+    assert inserted.result.watermark == "m02"
+    assert log[0] == ("busy", texts.MANUAL_REBUILD_STATUS)
+    assert ("busy", texts.OUTCOME_TEXTS["rebuilt"]) in log and log[-1] == ("idle", "")
+
+
+async def test_cold_start_writer_failure_is_writer_failed(memory_root: Path) -> None:
+    svc = service(memory_root, StatusLog())
+    svc.sessions.require(SID).session.watermark = None
+    svc.writer_started(SID, "m02")
+    insert = asyncio.ensure_future(svc.insert(InsertRequest(SID, "auto", "main")))
+    await asyncio.sleep(0.01)
+    svc.writer_finished(SID, "failure")
+    inserted = await asyncio.wait_for(insert, 5)
+    assert (inserted.outcome, inserted.detail) == ("writer-failed", texts.OUTCOME_DETAILS["writer-failed"])
+    assert inserted.result is None and inserted.wait is not None and inserted.wait.result == "failure"
+
+
+async def test_gate_outcomes_carry_their_detail_and_a_notice_once(memory_root: Path) -> None:
+    svc = service(memory_root, StatusLog())
+    other = await svc.insert(InsertRequest(SID, "auto", "explore-1"))
+    assert (other.outcome, other.detail) == ("not-main-agent", texts.OUTCOME_DETAILS["not-main-agent"])
+    svc.configure(RebuildConfig(memory_disable_write=True))
+    first = await svc.insert(InsertRequest(SID, "auto", "main"))
+    second = await svc.insert(InsertRequest(SID, "auto", "main"))
+    assert first.notice is not None and first.notice.text == texts.NOTICES["memory-write-off"]
+    assert second.outcome == "memory-write-off" and second.notice is None
+
+
+async def test_a_session_closed_and_reopened_during_the_wait_is_not_written_to(memory_root: Path) -> None:
+    log = StatusLog()
+    svc = service(memory_root, log)
+    svc.writer_started(SID, "m04")
+    insert = asyncio.ensure_future(svc.insert(InsertRequest(SID, "auto", "main")))
+    await until_waiting(log)
+    svc.close(SID)
+    svc.open(OpenRequest(SID, messages=history(), watermark="m02"))
+    with pytest.raises(DomainError) as exc:
+        await asyncio.wait_for(insert, 5)
+    assert exc.value.code is ErrorCode.SESSION_NOT_FOUND
+    assert svc.describe(SID).revision == 1  # the new session was not touched
