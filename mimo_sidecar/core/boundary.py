@@ -252,16 +252,20 @@ def _with_compacted(holder: Json, now_ms: int) -> Json:
     return {**holder, "time": {**(t if isinstance(t, dict) else {}), "compacted": now_ms}}
 
 
-def _mark(message: Message, index: int, marked_part: Json, on_change: OnChange | None) -> None:
-    message.parts[index] = marked_part
-    if on_change is not None:
-        on_change(message, index)
+@dataclass(frozen=True)
+class PartMark:
+    """One microcompaction mark not applied yet: `part` replaces `message.parts[index]`."""
+
+    message: Message
+    index: int
+    part: Json
+    mark: CompactMark
 
 
-def _compact_inline(message: Message, index: int, now_ms: int, on_change: OnChange | None) -> CompactMark:
+def _compact_inline(message: Message, index: int, now_ms: int) -> PartMark:
     part = message.parts[index]
-    _mark(message, index, {**part, "state": _with_compacted(part["state"], now_ms)}, on_change)
-    return CompactMark(message.id, part.get("id"), now_ms)
+    marked = {**part, "state": _with_compacted(part["state"], now_ms)}
+    return PartMark(message, index, marked, CompactMark(message.id, part.get("id"), now_ms))
 
 
 def _inline_candidate(part: Json, names: Mapping[str, str]) -> bool:
@@ -310,12 +314,11 @@ def _compact_split(
     later: Callable[[Message], bool],
     names: Mapping[str, str],
     now_ms: int,
-    on_change: OnChange | None,
-) -> list[CompactMark]:
+) -> list[PartMark]:
     start = _issuer_window(messages, first_later)
     if start is None:
         return []
-    marks: list[CompactMark] = []
+    marks: list[PartMark] = []
     for call in logical_calls(messages[start:]).values():
         carrier, result = call.carrier, call.result
         if carrier is None or result is None or call.inline or not later(carrier):
@@ -329,8 +332,11 @@ def _compact_split(
         if index is None or _is_compacted(carrier.parts[index]):
             continue
         part = carrier.parts[index]
-        _mark(carrier, index, _with_compacted(part, now_ms), on_change)
-        marks.append(CompactMark(carrier.id, part.get("id"), now_ms))
+        marks.append(
+            PartMark(
+                carrier, index, _with_compacted(part, now_ms), CompactMark(carrier.id, part.get("id"), now_ms)
+            )
+        )
     return marks
 
 
@@ -343,7 +349,30 @@ def microcompact(
     on_change: OnChange | None = None,
     tool_name_map: Mapping[str, str] | None = None,
 ) -> list[CompactMark]:
-    """Mark completed COMPACTABLE results held by messages created strictly after `boundary_time`.
+    """Mark completed COMPACTABLE results held by messages created strictly after `boundary_time`
+    (`plan_microcompact`, then `apply_marks`)."""
+    marks = plan_microcompact(messages_all_slices, boundary_time, boundary_id, now_ms, tool_name_map)
+    return apply_marks(marks, on_change)
+
+
+def apply_marks(marks: Sequence[PartMark], on_change: OnChange | None = None) -> list[CompactMark]:
+    """Put each marked part in its message (the host's dicts are replaced, never mutated)."""
+    for m in marks:
+        m.message.parts[m.index] = m.part
+        if on_change is not None:
+            on_change(m.message, m.index)
+    return [m.mark for m in marks]
+
+
+def plan_microcompact(
+    messages_all_slices: Sequence[Message],
+    boundary_time: int | None,
+    boundary_id: str | None,
+    now_ms: int,
+    tool_name_map: Mapping[str, str] | None = None,
+) -> list[PartMark]:
+    """The marks microcompaction makes, nothing changed yet. Each part is marked at most once, so
+    applying them all gives what marking one by one would.
 
     `messages_all_slices` must be in listing order (by `time.created`), as `Session.messages()`.
 
@@ -361,12 +390,12 @@ def microcompact(
     first_later = len(messages_all_slices)
     while first_later > 0 and messages_all_slices[first_later - 1].created > boundary_time:
         first_later -= 1
-    marks: list[CompactMark] = []
+    marks: list[PartMark] = []
     for message in messages_all_slices[first_later:]:
         if not later(message):
             continue
         for index, part in enumerate(message.parts):
             if _inline_candidate(part, names):
-                marks.append(_compact_inline(message, index, now_ms, on_change))
-    marks += _compact_split(messages_all_slices, first_later, later, names, now_ms, on_change)
+                marks.append(_compact_inline(message, index, now_ms))
+    marks += _compact_split(messages_all_slices, first_later, later, names, now_ms)
     return marks

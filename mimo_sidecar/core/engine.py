@@ -12,7 +12,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import texts
-from .boundary import LastMessageInfo, build_boundary, classify, microcompact, render_actors, render_index
+from .boundary import (
+    LastMessageInfo,
+    PartMark,
+    apply_marks,
+    build_boundary,
+    classify,
+    plan_microcompact,
+    render_actors,
+    render_index,
+)
 from .config import RebuildConfig
 from .formats import DEFAULT_FORMAT, Target
 from .formats.prefix import prefix_hash, render_prefix
@@ -82,6 +91,15 @@ class InsertResult:
     digest_up_to: str | None = None
     warnings: list[str] = field(default_factory=list)
     detail: str | None = None
+    changes: SessionChanges | None = None  # a planned `rebuilt`: what `apply_insert` will change
+
+
+@dataclass(frozen=True)
+class SessionChanges:
+    """What a rebuilt insert changes in its session: the boundary to register and the parts to mark."""
+
+    boundary: Message
+    marks: list[PartMark]
 
 
 @dataclass(frozen=True)
@@ -251,7 +269,14 @@ def insert_messages(session: Session, reason: str) -> list[Message]:
     return session.slice(MAIN_AGENT) if reason == "manual" else list(session.context_view(MAIN_AGENT))
 
 
-def insert(
+def insert(session: Session, memory: MemoryRoot, config: RebuildConfig, **kw: Any) -> InsertResult:
+    """`plan_insert` then `apply_insert`: the insertion in one step."""
+    result = plan_insert(session, memory, config, **kw)
+    apply_insert(session, result)
+    return result
+
+
+def plan_insert(
     session: Session,
     memory: MemoryRoot,
     config: RebuildConfig,
@@ -266,10 +291,11 @@ def insert(
     boundary_id: str | None = None,
     tool_name_map: dict[str, str] | None = None,
 ) -> InsertResult:
-    """Render, build and insert the boundary, then mark compactable results (§7.2–§7.5).
+    """Render and build the boundary, and plan the compaction marks (§7.2–§7.5), changing nothing:
+    a `rebuilt` result carries its `changes` for `apply_insert`, so the caller can write its answer
+    before the session changes, and the change is all or nothing.
 
-    `watermark` is the value read before any writer wait (D4). Nothing is changed unless the
-    outcome is `rebuilt`.
+    `watermark` is the value read before any writer wait (D4).
     """
     msgs = insert_messages(session, reason)
     d = digest_up_to or (msgs[-1].id if msgs else None)
@@ -319,28 +345,30 @@ def insert(
     )
     boundary_msg = Message(boundary["info"], boundary["parts"])
     boundary_time = w_created if w_msg is not None else _created_of(session.get(watermark))
-    marks = microcompact(
-        session.messages(),
-        boundary_time,
-        boundary_msg.id,
-        now_ms,
-        on_change=session.refresh_part,
-        tool_name_map=tool_name_map,
-    )
+    marks = plan_microcompact(session.messages(), boundary_time, boundary_msg.id, now_ms, tool_name_map)
     if boundary_time is None:
         warnings.append(texts.MICROCOMPACTION_SKIPPED)
     if session.watermark != watermark:
         warnings.append(texts.WATERMARK_ADVANCED_DURING_WAIT)
-    session.insert_boundary(boundary_msg)
     return InsertResult(
         "rebuilt",
         message=boundary_msg.to_json(),
-        compacted=marks,
+        compacted=[m.mark for m in marks],
         render=rendered,
         watermark=watermark,
         digest_up_to=d,
         warnings=warnings,
+        changes=SessionChanges(boundary_msg, marks),
     )
+
+
+def apply_insert(session: Session, result: InsertResult) -> None:
+    """Make a planned insertion's changes (none unless it is `rebuilt`): mark the parts, register
+    the boundary; the revision moves by one."""
+    if result.changes is None:
+        return
+    apply_marks(result.changes.marks, on_change=session.refresh_part)
+    session.insert_boundary(result.changes.boundary)
 
 
 def _or_empty(make: Callable[[], str], warnings: list[str], what: str) -> str:

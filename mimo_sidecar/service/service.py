@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar, overload
 
 from ..core import engine, texts
 from ..core.config import RebuildConfig
@@ -40,6 +41,11 @@ from .insert_flow import InsertFlow, InsertRequest, Settings, StatusListener
 from .sessions import OpenRequest, SessionSlot, SessionTable
 
 StatusFactory = Callable[[str], StatusListener]  # session ID -> the status of one request
+T = TypeVar("T")
+
+
+def _as_is(inserted: Inserted) -> Inserted:
+    return inserted
 
 
 def now_ms() -> int:
@@ -169,11 +175,18 @@ class SidecarService:
         )
         return Computed(session.revision, session.writer.in_flight, result)
 
-    async def insert(self, request: InsertRequest) -> Inserted:
-        """Insert the rebuild boundary (the flow of `service.insert_flow`)."""
+    @overload
+    async def insert(self, request: InsertRequest) -> Inserted: ...
+
+    @overload
+    async def insert(self, request: InsertRequest, answer: Callable[[Inserted], T]) -> T: ...
+
+    async def insert(self, request: InsertRequest, answer: Callable[[Inserted], Any] = _as_is) -> Any:
+        """Insert the rebuild boundary (the flow of `service.insert_flow`). `answer` makes the
+        response from the outcome before the session changes; if it raises, nothing changes."""
         slot = self.sessions.require(request.session_id)
         flow = InsertFlow(
-            slot, self.settings(), request, self._status(request.session_id), self.minter, self._clock
+            slot, self.settings(), request, self._status(request.session_id), self.minter, self._clock, answer
         )
         return await flow.run()
 
