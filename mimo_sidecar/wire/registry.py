@@ -123,8 +123,9 @@ register(
         "request",
         "client → sidecar",
         "Lifecycle",
-        "First request: memory root and config. Standard LSP params; only initializationOptions matters.",
-        lc.InitializationOptions,
+        "First request: memory root and config. Standard LSP params: processId, capabilities and "
+        "initializationOptions are read.",
+        lc.InitializeParams,
         lc.InitializeResult,
         {
             "processId": 4242,
@@ -138,7 +139,6 @@ register(
             },
         },
         {"capabilities": {}, "serverInfo": {"name": "mimo-sidecar", "version": "0.1.0"}},
-        params_member="initializationOptions",
     )
 )
 register(

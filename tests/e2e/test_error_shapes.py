@@ -45,7 +45,6 @@ def error_of(reply: dict[str, Any]) -> dict[str, Any]:
     return reply["error"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: implemented once the RPC refactor (issue 8) lands")
 def test_method_not_found_names_the_method(fresh: JsHostClient, root: Path) -> None:
     fresh.initialize(root)
     err = error_of(fresh.call("no/such-method", {}))
@@ -56,7 +55,6 @@ def test_method_not_found_names_the_method(fresh: JsHostClient, root: Path) -> N
     }
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: implemented once the RPC refactor (issue 8) lands")
 @pytest.mark.parametrize(
     ("params", "field", "message"),
     [
@@ -83,7 +81,6 @@ def test_initialize_validates_process_id_and_capabilities(
     assert "result" in fresh.initialize(root)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: implemented once the RPC refactor (issue 8) lands")
 def test_lsp_params_problems_are_listed_in_the_documented_path_form(fresh: JsHostClient, root: Path) -> None:
     """Standard LSP members are checked by lsprotocol; its errors take the same shape."""
     params = {
@@ -117,7 +114,6 @@ def test_every_invalid_params_error_lists_its_errors(fresh: JsHostClient, root: 
             assert not item["field"].startswith("$") and "[" not in item["field"]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: implemented once the RPC refactor (issue 8) lands")
 def test_a_frame_nested_too_deep_is_answered_with_its_id(fresh: JsHostClient, root: Path) -> None:
     fresh.initialize(root)
     for depth, kind in [(1025, "list"), (5000, "dict"), (200_000, "list")]:
@@ -149,7 +145,6 @@ def test_a_frame_nested_too_deep_is_answered_with_its_id(fresh: JsHostClient, ro
     assert "result" in fresh.call("request/build", {"sessionId": "ok"})
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: implemented once the RPC refactor (issue 8) lands")
 def test_a_large_deep_frame_is_refused_quickly(root: Path) -> None:
     """Frames above 8 MiB take the streaming parser; 9 MB of `[` once took gigabytes there."""
     with RawClient(["--log-level", "WARNING"], max_memory=2 << 30) as client:
@@ -167,7 +162,6 @@ def test_a_large_deep_frame_is_refused_quickly(root: Path) -> None:
         assert "result" in client.call("session/open", {"sessionId": "after"})
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: implemented once the RPC refactor (issue 8) lands")
 def test_log_message_carries_the_warnings_only(fresh: JsHostClient, root: Path) -> None:
     fresh.initialize(root, {"memory": {"mystery": 1}})
     logged = [n["params"] for n in fresh.notifications if n.get("method") == "window/logMessage"]

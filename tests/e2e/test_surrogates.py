@@ -87,7 +87,6 @@ def contains_units(haystack: str, needle: str) -> bool:
     return any(i % 2 == 0 for i in range(len(h)) if h.startswith(n, i))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: implemented once the RPC refactor (issue 8) lands")
 @pytest.mark.parametrize("s", LONE, ids=[repr(s) for s in LONE])
 def test_every_method_answers_and_build_returns_the_same_code_units(
     host: JsHostClient, root: Path, s: str
@@ -124,7 +123,6 @@ def test_every_method_answers_and_build_returns_the_same_code_units(
     assert got["revision"] == 3 and got["messageCount"] == 3
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: implemented once the RPC refactor (issue 8) lands")
 @pytest.mark.parametrize("s", LONE, ids=[repr(s) for s in LONE])
 def test_unknown_method_and_request_id_with_a_lone_surrogate(host: JsHostClient, s: str) -> None:
     method = f"x/{s}"
@@ -136,7 +134,6 @@ def test_unknown_method_and_request_id_with_a_lone_surrogate(host: JsHostClient,
     assert err["data"] == {"name": "MethodNotFound", "method": method}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 9: implemented once the RPC refactor (issue 8) lands")
 def test_config_key_with_a_lone_surrogate_is_reported_in_warnings_and_log_message(host: JsHostClient) -> None:
     result = answer(host, "sidecar/configure", {"config": {"memory": {"odd\udc00": 1}}})
     assert [units(w) for w in result["warnings"]] == [units("config.memory.odd\udc00: unknown key, ignored")]

@@ -44,7 +44,7 @@ from .rawclient import MISSING
 
 pytestmark = pytest.mark.e2e
 
-WIRE_EXAMPLES = 40
+WIRE_EXAMPLES = 60
 LONG_EXAMPLES = int(os.environ.get("MIMO_FUZZ_EXAMPLES", "0"))
 ANSWER_SECONDS = 5.0
 T0 = 1_760_000_000_000
@@ -472,7 +472,6 @@ PROFILE = settings(
 )
 
 
-@pytest.mark.xfail(run=False, reason="issue 9: implemented once the RPC refactor (issue 8) lands")
 @PROFILE
 @given(data=st.data())
 def test_every_request_is_answered_and_state_changes_only_when_it_says_so(

@@ -76,8 +76,8 @@ def _validate(model: type[BaseModel] | None, value: object, tmp_path) -> None:
     if model is None:
         return
     value = copy.deepcopy(value)
-    if isinstance(value, dict) and "memoryRoot" in value:
-        value["memoryRoot"] = str(tmp_path)
+    if isinstance(value, dict) and "memoryRoot" in value.get("initializationOptions", {}):
+        value["initializationOptions"]["memoryRoot"] = str(tmp_path)
     model.model_validate(value)
 
 
