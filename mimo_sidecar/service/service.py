@@ -70,9 +70,10 @@ class SidecarService:
         memory_root: str | Path | None = None,
         status: StatusFactory | None = None,
         clock: Callable[[], int] = now_ms,
+        minter: IdMinter | None = None,
     ) -> None:
         self.sessions = SessionTable()
-        self.minter = IdMinter()
+        self.minter = minter or IdMinter()
         self.budget_warnings = BudgetWarnings()
         self._config = config or RebuildConfig()
         self._memory: MemoryRoot | None = None
