@@ -6,15 +6,11 @@
 - `initialize` validates `processId` (integer or null) and `capabilities` (an object) without
   coercion, naming the field;
 - a frame nested deeper than 1024 levels gets -32600 with its request's id;
-- `window/logMessage` carries the warnings as documented, nothing before them;
-- after the parent process dies the exit code is that of `exit`: 0 once `shutdown` completed,
-  1 otherwise.
+- `window/logMessage` carries the warnings as documented, nothing before them.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -166,25 +162,3 @@ def test_log_message_carries_the_warnings_only(fresh: JsHostClient, root: Path) 
     fresh.initialize(root, {"memory": {"mystery": 1}})
     logged = [n["params"] for n in fresh.notifications if n.get("method") == "window/logMessage"]
     assert logged == [{"type": 2, "message": "config.memory.mystery: unknown key, ignored"}]
-
-
-@pytest.fixture
-def fake_parent() -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    yield proc
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait(5)
-
-
-@pytest.mark.parametrize(("shut_down", "code"), [(False, 1), (True, 0)])
-def test_exit_code_after_the_parent_dies(
-    root: Path, fake_parent: subprocess.Popen[bytes], shut_down: bool, code: int
-) -> None:
-    with RawClient() as client:
-        client.initialize(root, process_id=fake_parent.pid)
-        if shut_down:
-            assert client.call("shutdown")["result"] is None
-        fake_parent.kill()
-        fake_parent.wait(5)
-        assert client.wait(5) == code

@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 
 from mimo_sidecar.rpc import errors
 from mimo_sidecar.wire.registry import REGISTRY
+from tests.json_paths import positions, replaced
 
 from .jshost import JsHostClient, in_units, js_text, json_values, nasty_values, strings_of, units
 from .rawclient import MISSING
@@ -322,31 +323,13 @@ def templates(wire: Wire, host: HostData, fresh_sid: str) -> dict[str, Any]:
     }
 
 
-def _positions(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = []
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, child in items:
-        out.append((*prefix, key))
-        out.extend(_positions(child, (*prefix, key)))
-    return out
-
-
-def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    value = copy.deepcopy(value)
-    holder = value
-    for key in path[:-1]:
-        holder = holder[key]
-    holder[path[-1]] = new
-    return value
-
-
 @st.composite
 def mutated(draw: st.DrawFn, params: dict[str, Any]) -> Any:
     """Valid params with one thing wrong: a value replaced by anything, a key dropped or added,
     or the params replaced whole."""
     how = draw(st.sampled_from(["replace", "replace", "replace", "drop", "add", "whole", "absent"]))
     if how == "replace":
-        return _replaced(params, draw(st.sampled_from(_positions(params))), draw(nasty_values))
+        return replaced(params, draw(st.sampled_from(positions(params))), draw(nasty_values))
     if how == "drop":
         key = draw(st.sampled_from(sorted(params)))
         return {k: v for k, v in params.items() if k != key}

@@ -103,19 +103,3 @@ def test_recorded_messages_match_their_models(recorded: protocol_doc.Examples) -
                 spec.params.model_validate(params)
             elif label == "Response" and spec.result is not None:
                 spec.result.model_validate(message["result"])
-
-
-def test_the_section_report_lists_the_nine_sections(recorded: protocol_doc.Examples) -> None:
-    response = dict(recorded["example rebuild/insert"])["Response"]
-    keys = [s["key"] for s in response["result"]["sections"]]
-    assert keys == [
-        "tasks",
-        "checkpoint",
-        "actors",
-        "recent_user",
-        "project_memory",
-        "global_memory",
-        "notes",
-        "memory_keys",
-        "activity",
-    ]
