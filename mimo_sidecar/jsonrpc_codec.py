@@ -9,8 +9,9 @@ What a JavaScript host may send, and what comes back:
   read as that code point and written back as the same `\\udc00` escape, the way `JSON.stringify`
   writes it: valid UTF-8 JSON that gives the host the same code units. Only messages holding one
   leave orjson, whose output would be refused.
-- A number beyond the double range (`1e400`) is read as null: what `JSON.stringify` makes of the
-  `Infinity` a JavaScript host would have parsed.
+- An integer beyond 64 bits is read as the nearest double, as orjson reads it (and JavaScript's
+  `JSON.parse`), whichever parser the frame takes; a number beyond the double range (`1e400`) is
+  read as null: what `JSON.stringify` makes of the `Infinity` a JavaScript host would have parsed.
 - A frame nested deeper than `MAX_NESTING` levels raises `FrameTooDeep` (`jsondepth` says why the
   limit is checked before parsing), so no parser recurses past what the serializer can write back.
 """
@@ -74,12 +75,28 @@ def loads(body: bytes) -> Any:
     except (orjson.JSONDecodeError, ijson.JSONError):
         if nests_deeper_than(body):  # before the stdlib parser, which would recurse that deep
             raise FrameTooDeep from None
-        return json.loads(body.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_or_none)
+        return json.loads(
+            body.decode("utf-8"),
+            parse_constant=_reject_constant,
+            parse_float=_finite_or_none,
+            parse_int=_int_as_orjson_reads_it,
+        )
 
 
 def _finite_or_none(text: str) -> float | None:
     number = float(text)
     return number if math.isfinite(number) else None
+
+
+_INT_RANGE = range(-(2**63), 2**64)  # what orjson keeps as an integer (i64 or u64)
+
+
+def _int_as_orjson_reads_it(text: str) -> int | float | None:
+    if len(text) <= 20:  # every i64 and u64 fits in 20 characters (and int() refuses > 4300 digits)
+        number = int(text)
+        if number in _INT_RANGE:
+            return number
+    return _finite_or_none(text)
 
 
 def _loads_streaming(body: bytes) -> Any:

@@ -72,12 +72,25 @@ def units(text: str) -> bytes:
     return text.encode("utf-16-le", "surrogatepass")
 
 
+def as_read(number: int | float) -> int | float | None:
+    """A number as protocol.md says the sidecar reads it: integers within 64 bits exactly, others as
+    the nearest double, null beyond the double range."""
+    if isinstance(number, int) and not isinstance(number, bool) and -(2**63) <= number < 2**64:
+        return number
+    try:
+        as_double = float(number)
+    except OverflowError:
+        return None
+    return None if math.isinf(as_double) else as_double
+
+
 def in_units(value: Any) -> Any:
-    """A JSON value with every string (keys included) replaced by its code units, and raw numbers by
-    their value (null beyond the double range, as `JSON.stringify` writes Infinity)."""
+    """A JSON value as the host will get it back: every string (keys included) as its code units,
+    every number as the sidecar reads it (`as_read`)."""
     if isinstance(value, Raw):
-        number = json.loads(value.text)
-        return None if isinstance(number, float) and math.isinf(number) else number
+        return as_read(json.loads(value.text, parse_int=lambda t: int(t) if len(t) < 4000 else float(t)))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return as_read(value)
     if isinstance(value, str):
         return units(value)
     if isinstance(value, list):
@@ -141,6 +154,7 @@ HUGE_NUMBERS = st.sampled_from(
         Raw("-123456789012345678901234567890"),
         Raw("1.5e-400"),
         Raw("-0"),
+        Raw("7" * 5000),
         2**53 + 1,
         2**63,
         2**64,
