@@ -2,7 +2,10 @@
 
 This drives the real sidecar process over stdio, not the in-process harness: the failures it hunts
 live between the handler and the pipe (a result that cannot be serialized, a frame that cannot be
-parsed, an error message that echoes host input), which an in-process call never reaches. Frames
+parsed, an error message that echoes host input, the process's own settings such as its recursion
+limit), which an in-process call never reaches: the harness hands handlers Python values and takes
+Python values back, so no byte of the wire is exercised. One process serves every example (each on
+its own session); it is respawned if it dies, and a death fails the module. Frames
 are written as a JavaScript host writes them (`jshost.js_frame`: lone surrogates as `\\udxxx`
 escapes), plus raw JSON text no encoder produces (100 000 levels of nesting, `1e400`).
 
@@ -16,10 +19,11 @@ dropped or added, arbitrary params, unknown method names, notifications. It asse
   documented error shape;
 - stdout carries frames only, valid UTF-8 JSON (`RawClient.violations`);
 - a rejected request leaves `session/get` unchanged;
-- accepted host strings come back through `request/build` as the same UTF-16 code units.
+- accepted host strings come back through `request/build` as the same UTF-16 code units (numbers
+  as protocol.md says they are read), and the boundary of a rebuild lists every task summary.
 
-Profiles: CI runs `WIRE_EXAMPLES` examples (a few seconds); `make fuzz` runs thousands
-(`MIMO_FUZZ_EXAMPLES`).
+Profiles: CI runs `WIRE_EXAMPLES` examples (seconds); `make fuzz` runs thousands
+(`MIMO_FUZZ_EXAMPLES`; `MIMO_FUZZ_NO_SHRINK=1` reports failures unshrunk, to explore quickly).
 """
 
 from __future__ import annotations
