@@ -1,9 +1,11 @@
 """The end-to-end demo: an example agent host drives the real sidecar over stdio on the bundled sample.
 
 It opens a long coding session (examples/sample/session.json) whose last step crossed the trigger
-line, lets a checkpoint writer run in the background, asks for a rebuild while the writer is still
-writing (so the sidecar waits and says "Preparing conversation context…"), and shows the section
-report, the inserted boundary text, and what the next model request contains before and after.
+line, runs a checkpoint writer in the background with the writer kit (checkpoint/prepare → a model
+→ checkpoint/commit; the model is the deterministic stand-in of mimo_sidecar.testing), asks for a
+rebuild while the writer is still writing (so the sidecar waits and says "Preparing conversation
+context…"), and shows the section report, the inserted boundary text, and what the next model
+request contains before and after.
 
     python examples/demo_host.py [--full] [--out DIR]
 """
@@ -106,17 +108,31 @@ def condensed(text: str, keep: int = 6) -> list[str]:
     return out
 
 
-def background_writer(client: SidecarClient, session_id: str, checkpoint: Path, since: str) -> None:
-    """A checkpoint writer sub-agent: reads the conversation up to its watermark and updates
-    checkpoint.md. The model is the deterministic stand-in of mimo_sidecar.testing (no network)."""
-    request = client.request("request/build", {"sessionId": session_id, "purpose": "writer"})
-    time.sleep(WRITER_SECONDS)
-    current = checkpoint.read_text(encoding="utf-8")
-    updated = standin_checkpoint(request["messages"], current, sources=request["sources"], since=since)
-    checkpoint.write_text(updated, encoding="utf-8")
-    count = len(request["messages"])
-    say(f"  {stamp()} writer: checkpoint.md updated from {count} messages; reporting success")
-    client.request("checkpoint/writerFinished", {"sessionId": session_id, "outcome": "success"})
+def model(prepared: dict[str, Any]) -> str:
+    """The writer's one model call. Here the deterministic stand-in (no network); a real host sends
+    `prepared["messages"]` (the instructions are their last user content) to its model and returns
+    the reply's text (README: "A real model in the writer's place")."""
+    time.sleep(WRITER_SECONDS)  # a model takes a while
+    return standin_checkpoint(
+        prepared["messages"],
+        prepared.get("current"),
+        sources=prepared["sources"],
+        since=prepared.get("storedWatermark"),
+    )
+
+
+def background_writer(client: SidecarClient, session_id: str, prepared: dict[str, Any]) -> None:
+    """The checkpoint writer: one model call on the prepared request, then commit its reply."""
+    reply = model(prepared)
+    committed = client.request(
+        "checkpoint/commit", {"sessionId": session_id, "content": reply, "watermark": prepared["watermark"]}
+    )
+    say(
+        f"  {stamp()} writer: the model replied; checkpoint/commit wrote {committed['bytesWritten']} bytes "
+        f"and stored watermark {committed['watermark']}"
+    )
+    for w in committed["warnings"]:
+        say(f"  {stamp()} writer: warning: {w}")
 
 
 def main() -> int:
@@ -135,7 +151,6 @@ def main() -> int:
     for actor in data["actors"]:  # the sample was recorded months ago; its running actor is live now
         if actor.get("status") == "running":
             actor["lastTurnTime"] = int(time.time() * 1000) - 95_000
-    checkpoint = memory / "sessions" / sid / "checkpoint.md"
 
     heading("1. spawn the sidecar and initialize")
     with SidecarClient.spawn(
@@ -152,16 +167,19 @@ def main() -> int:
             "tasks": data["tasks"],
             "actors": data["actors"],
             "requestPrefix": {"system": ["You are MiMo, a coding agent."], "tools": [{"name": "read"}]},
+            "createCheckpoint": True,  # a missing checkpoint.md would be created from the template
         }
         size = len(json.dumps(payload).encode())
         t = time.perf_counter()
-        client.request("session/open", payload)
+        opened = client.request("session/open", payload)
         got = client.request("session/get", {"sessionId": sid})
         say(
             f"  {got['messageCount']} messages, {size / 1e6:.1f} MB of JSON, "
             f"~{got['estimatedTokens']} tokens "
             f"estimated, opened in {1000 * (time.perf_counter() - t):.0f} ms"
         )
+        kept = "kept the existing one" if not opened["checkpointCreated"] else "created it from the template"
+        say(f"  checkpoint.md: {kept}")
         before = client.request("request/build", {"sessionId": sid})
 
         heading("3. after the last step: rebuild/compute")
@@ -177,14 +195,20 @@ def main() -> int:
         )
 
         heading("4. checkpoint writers")
+        # An earlier run's writer wrote the sample's checkpoint.md itself (the handshake).
         earlier = data["messages"][len(data["messages"]) * 2 // 3]["info"]["id"]
         client.request("checkpoint/writerStarted", {"sessionId": sid, "watermark": earlier})
         client.request("checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
         say(f"  an earlier writer succeeded: stored watermark {earlier}")
-        client.request("checkpoint/writerStarted", {"sessionId": sid, "watermark": wm["messageId"]})
-        say(f"  a new writer is running in the background (it finishes in {WRITER_SECONDS:.0f} s)")
-        writer_args = (client, sid, checkpoint, earlier)
-        threading.Thread(target=background_writer, args=writer_args, daemon=True).start()
+        # Now the writer kit: prepare registers the writer and gives its one model request.
+        prepared = client.request("checkpoint/prepare", {"sessionId": sid, "watermark": wm["messageId"]})
+        say(
+            f"  checkpoint/prepare: writer registered={prepared['started']}, covering up to "
+            f"{prepared['watermark']}; {len(prepared['messages'])} messages (~{prepared['estimatedTokens']} "
+            f"tokens) + instructions (~{prepared['instructionsTokens']} tokens) as the last user turn"
+        )
+        say(f"  the writer's model call runs in the background (it answers in {WRITER_SECONDS:.0f} s)")
+        threading.Thread(target=background_writer, args=(client, sid, prepared), daemon=True).start()
 
         heading("5. the trigger fired: rebuild/insert (waits for the writer)")
         res = client.request("rebuild/insert", {"sessionId": sid, "reason": "overflow"})

@@ -4,11 +4,12 @@
 // Copy this into your IDE extension or agent host and keep the parts you need. It drives one full
 // rebuild cycle against a real sidecar process, exactly as a host would:
 //
-//   spawn -> initialize -> initialized -> session/open -> session/sync (streamed part)
-//   -> a deliberate bad request (-32602) -> request/build (before)
-//   -> rebuild/compute -> checkpoint/writerStarted -> rebuild/insert (waits for the writer)
-//   -> checkpoint/writerFinished (~1 s later) -> insert returns -> request/build (after)
-//   -> cancellation demo -> shutdown -> exit
+//   spawn -> initialize -> initialized -> session/open (createCheckpoint: the template)
+//   -> session/sync (streamed part) -> a deliberate bad request (-32602) -> request/build (before)
+//   -> rebuild/compute -> checkpoint/prepare (registers the writer, gives its one model request)
+//   -> rebuild/insert (a cold start: waits for that first writer)
+//   -> the stand-in model fills the template (~1 s) -> checkpoint/commit -> insert returns
+//   -> request/build (after) -> cancellation demo -> shutdown -> exit
 //
 // Usage:
 //   node client.mjs [memoryRoot] [python]
@@ -25,7 +26,7 @@
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -41,6 +42,8 @@ import {
 } from 'vscode-jsonrpc/node';
 // The AI SDK's own ModelMessage schema (zod): request/build's default output must pass it as is.
 import { modelMessageSchema } from 'ai';
+// The checkpoint writer's "model": a deterministic stand-in that fills the template (no network).
+import { standinCheckpoint } from './standin_writer.mjs';
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -63,7 +66,7 @@ const MODEL = {
   modelId: 'claude-sonnet-4',
 };
 
-// How long the demo's "checkpoint writer" runs before it reports success.
+// How long the demo's checkpoint writer (its model call) runs before its reply is committed.
 const WRITER_RUNTIME_MS = 1000;
 // Safety net: if the demo hangs (it should not), kill our sidecar and fail.
 const OVERALL_TIMEOUT_MS = 50000;
@@ -226,32 +229,6 @@ function buildSession() {
   };
 }
 
-// A rebuild renders from the session's checkpoint file (protocol.md `rebuild/insert`, gate
-// `no-checkpoint`). A real host's checkpoint writer produces it; this demo seeds one if missing.
-function ensureCheckpointFile() {
-  const dir = join(memoryRoot, 'sessions', SESSION_ID);
-  const file = join(dir, 'checkpoint.md');
-  mkdirSync(dir, { recursive: true });
-  if (!existsSync(file)) {
-    writeFileSync(file, [
-      '# Topic: CSV export of non-ASCII customer names',
-      '',
-      '## Goal',
-      'Rows whose customer name has accents were missing from the reports CSV export.',
-      '',
-      '## Done',
-      '- Root cause: a leftover ASCII-only filter in `src/reports/export/csv.ts` (`toCsv`).',
-      '- Removed the filter; added a regression test with "Zoë Müller" (7 CSV tests pass).',
-      '',
-      '## In progress',
-      '- Excel shows mojibake: prepend a UTF-8 BOM and use CRLF; run the full suite.',
-      '',
-    ].join('\n'));
-    return { file, created: true };
-  }
-  return { file, created: false };
-}
-
 // ---------------------------------------------------------------------------------------------
 // Main
 // ---------------------------------------------------------------------------------------------
@@ -276,6 +253,12 @@ const result = {
   waitResult: null,
   boundaryRole: null,
   boundaryFirstPartType: null,
+  boundaryTopic: null,   // the Topic line of the checkpoint in the boundary's rebuild text
+  checkpointCreated: null, // session/open created checkpoint.md from the template
+  prepareStarted: null,  // checkpoint/prepare registered the writer
+  instructionsLast: null, // the writer's instructions are the last content of its request
+  checkpointTopic: null, // the Topic line of the committed checkpoint
+  commitWatermark: null, // the watermark stored by checkpoint/commit
   buildBefore: null,     // {messages, estimatedTokens}
   buildAfter: null,
   invalidParamsCode: null,
@@ -288,14 +271,12 @@ let child; // the sidecar process (module scope so a failure can stop it)
 
 async function main() {
   mkdirSync(memoryRoot, { recursive: true });
-  const checkpoint = ensureCheckpointFile();
 
   // --- 1. Spawn the sidecar ------------------------------------------------------------------
   // stdout carries only JSON-RPC frames; stderr carries the sidecar's log (show it, never parse it).
   section('spawn');
   log(`python: ${python}`);
   log(`memory root: ${memoryRoot}`);
-  log(`checkpoint: ${checkpoint.file}${checkpoint.created ? ' (created by the demo)' : ''}`);
   child = spawn(python, ['-m', 'mimo_sidecar', '--stdio'], { stdio: ['pipe', 'pipe', 'pipe'] });
   const exited = new Promise((resolveExit) => {
     child.on('exit', (code, signal) => resolveExit(code ?? (signal ? `signal ${signal}` : null)));
@@ -380,8 +361,13 @@ async function main() {
     tasks: demo.tasks,
     actors: [],
     requestPrefix: demo.requestPrefix,
+    // A rebuild renders from the session's checkpoint.md. Ask the sidecar to create it from the
+    // template when it is missing: the checkpoint writer below fills it in.
+    createCheckpoint: true,
   });
+  result.checkpointCreated = opened.checkpointCreated;
   log(`opened ${opened.sessionId} with ${demo.messages.length} messages, revision ${opened.revision}`);
+  log(`checkpoint.md ${opened.checkpointCreated ? 'created from the template' : 'already there (kept)'}`);
   let revision = opened.revision;
 
   // --- 5. session/sync: stream a part ---------------------------------------------------------
@@ -434,21 +420,35 @@ async function main() {
 
   if (!t.shouldRebuild) log('(the trigger did not fire; the demo rebuilds anyway)');
 
-  // --- 9. Checkpoint writer + rebuild/insert ---------------------------------------------------
-  // The host starts its checkpoint writer for the range up to the computed watermark...
-  section('checkpoint writer + rebuild/insert');
-  const started = await conn.sendRequest('checkpoint/writerStarted', { sessionId: SESSION_ID, watermark: wm.messageId });
-  log(`writerStarted: state=${started.state} watermark=${started.watermark}`);
+  // --- 9. Checkpoint writer (the writer kit) + rebuild/insert ---------------------------------
+  // checkpoint/prepare registers the writer (covering the watermark rebuild/compute reported) and
+  // returns its one model request: the conversation up to the watermark with the writer's
+  // instructions as the last user turn, in the format asked for (AI SDK here, the default).
+  section('checkpoint writer (prepare -> model -> commit) + rebuild/insert');
+  const prepared = await conn.sendRequest('checkpoint/prepare', { sessionId: SESSION_ID });
+  result.prepareStarted = prepared.started;
+  const lastContent = prepared.messages.at(-1)?.content;
+  result.instructionsLast = Array.isArray(lastContent) && lastContent.at(-1)?.text === prepared.instructions;
+  log(`prepare: writer registered=${prepared.started}, covers up to ${prepared.watermark}; ${prepared.messages.length} messages (~${prepared.estimatedTokens} tokens) + instructions (~${prepared.instructionsTokens} tokens)`);
+  for (const w of prepared.warnings ?? []) log(`  warning: ${w}`);
 
-  // ...and, the trigger having fired, asks for the rebuild while the writer is still running.
-  // The sidecar sends rebuild/status busy and waits for the writer before rendering.
+  // The trigger fired: ask for the rebuild while the writer's model call is still running. No
+  // watermark is stored yet (this is the session's first writer): a cold start. The sidecar sends
+  // rebuild/status busy and waits for the writer before rendering.
   const t0 = Date.now();
   const insertPromise = conn.sendRequest('rebuild/insert', { sessionId: SESSION_ID, reason: 'auto' });
 
-  // The writer finishes about a second later (a real one would rewrite checkpoint.md first).
+  // The model call. A real host sends `prepared.messages` to its model here (README: "A real model
+  // in the writer's place"); the demo's stand-in fills the template from the conversation.
   await sleep(WRITER_RUNTIME_MS);
-  const finished = await conn.sendRequest('checkpoint/writerFinished', { sessionId: SESSION_ID, outcome: 'success' });
-  log(`writerFinished after ${Date.now() - t0} ms: stored watermark=${finished.watermark}, settlements=${finished.writer.settlements}`);
+  const reply = standinCheckpoint(prepared);
+  result.checkpointTopic = /^Topic: (.*)$/m.exec(reply)?.[1] ?? null;
+  // checkpoint/commit writes the reply as checkpoint.md (atomically) and settles the writer as a
+  // success: its watermark is stored. (A failed model call: checkpoint/writerFinished "failure".)
+  const committed = await conn.sendRequest('checkpoint/commit', { sessionId: SESSION_ID, content: reply, watermark: prepared.watermark });
+  result.commitWatermark = committed.watermark;
+  log(`commit after ${Date.now() - t0} ms: ${committed.bytesWritten} bytes to ${committed.path}; stored watermark=${committed.watermark}`);
+  for (const w of committed.warnings ?? []) log(`  warning: ${w}`);
 
   const inserted = await insertPromise;
   result.insertOutcome = inserted.outcome;
@@ -463,6 +463,9 @@ async function main() {
     const { info, parts } = inserted.message;
     result.boundaryRole = info.role;
     result.boundaryFirstPartType = parts[0]?.type ?? null;
+    // The rebuild text carries the committed checkpoint under "# Session checkpoint".
+    const text = parts.filter((p) => p.type === 'text').map((p) => p.text).join('\n');
+    result.boundaryTopic = /^Topic: (.*)$/m.exec(text)?.[1] ?? null;
     log(`boundary ${info.id}: role=${info.role}, parts=[${parts.map((p) => p.type).join(', ')}], coveredUpTo=${parts[0]?.coveredUpTo}`);
     log(`compacted tool results: ${(inserted.compacted ?? []).length}`);
   }

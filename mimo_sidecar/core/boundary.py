@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 from . import texts
-from .ids import IdMinter
+from .ids import IdMinter, IdScheme
 from .jstext import JS_WS_CLASS, js_trim
 from .memory_files import MemoryRoot
 from .message import Json, Message
@@ -196,11 +196,14 @@ def build_boundary(
     now_ms: int,
     minter: IdMinter,
     message_id: str | None = None,
+    id_scheme: IdScheme = "v2",
 ) -> BoundaryMessage:
-    """§7.3 steps 3–5: the boundary `{info, parts}`; raises ValueError on an empty rendered text."""
+    """§7.3 steps 3–5: the boundary `{info, parts}`; raises ValueError on an empty rendered text.
+
+    IDs not given are minted in `id_scheme` (the host's ascending scheme, issue 10 item 6)."""
     if not rendered_text:
         raise ValueError("an empty rebuild text must not be inserted (spec §7.3 step 1)")
-    mid = message_id if message_id is not None else minter.ascending("msg", now_ms)
+    mid = message_id if message_id is not None else minter.mint("msg", now_ms, id_scheme)
     created = (boundary_created_at if boundary_created_at is not None else now_ms) + 1
     bodies = [_checkpoint_part(watermark, digest_up_to, has_activity)]
     if index_text:
@@ -210,7 +213,7 @@ def build_boundary(
         bodies.append(_synthetic_text(actors_text))
     # Part IDs are minted in part order, so they ascend (§14.4).
     parts = [
-        {"id": minter.ascending("prt", now_ms), "sessionID": session_id, "messageID": mid, **b}
+        {"id": minter.mint("prt", now_ms, id_scheme), "sessionID": session_id, "messageID": mid, **b}
         for b in bodies
     ]
     return {"info": _boundary_info(mid, session_id, created, agent, model), "parts": parts}
@@ -253,19 +256,58 @@ def _with_compacted(holder: Json, now_ms: int) -> Json:
 
 
 @dataclass(frozen=True)
-class PartMark:
-    """One microcompaction mark not applied yet: `part` replaces `message.parts[index]`."""
+class PlannedMark:
+    """A compaction mark microcompaction would set: on `message.parts[index]` (the part holding
+    the result), in its `state` for an inline tool part, else on the part itself."""
 
     message: Message
     index: int
-    part: Json
-    mark: CompactMark
+    inline: bool
+
+    @property
+    def part(self) -> Json:
+        return self.message.parts[self.index]
+
+    def compact_mark(self, now_ms: int) -> CompactMark:
+        """The mark as an insert reports it (before or after it is set)."""
+        return CompactMark(self.message.id, self.part.get("id"), now_ms)
+
+    def marked(self, now_ms: int) -> Json:
+        """A copy of the part carrying the mark (the host's dicts are never mutated)."""
+        part = self.part
+        if self.inline:
+            return {**part, "state": _with_compacted(part["state"], now_ms)}
+        return _with_compacted(part, now_ms)
 
 
-def _compact_inline(message: Message, index: int, now_ms: int) -> PartMark:
-    part = message.parts[index]
-    marked = {**part, "state": _with_compacted(part["state"], now_ms)}
-    return PartMark(message, index, marked, CompactMark(message.id, part.get("id"), now_ms))
+def _apply(mark: PlannedMark, now_ms: int, on_change: OnChange | None) -> CompactMark:
+    reported = mark.compact_mark(now_ms)
+    mark.message.parts[mark.index] = mark.marked(now_ms)
+    if on_change is not None:
+        on_change(mark.message, mark.index)
+    return reported
+
+
+def cleared_value(part: Json) -> Any:
+    """What the request replaces with the cleared placeholder once `part` carries a mark: an
+    inline state's output, a split result's content, a tool-role message's first text."""
+    ptype = part.get("type")
+    if ptype == "tool":
+        state = part.get("state")
+        return state.get("output") if isinstance(state, dict) else None
+    if ptype == "tool_result":
+        return part.get("content")
+    if ptype == "function_call_output":
+        return part.get("output")
+    return part.get("text") if ptype == "text" else None
+
+
+def is_marked(part: Json) -> bool:
+    """The part carries a compaction mark (where `microcompact` puts it)."""
+    state = part.get("state")
+    if part.get("type") == "tool" and isinstance(state, dict):
+        return _is_compacted(state)
+    return _is_compacted(part)
 
 
 def _inline_candidate(part: Json, names: Mapping[str, str]) -> bool:
@@ -308,17 +350,16 @@ def _is_inline_result(message: Message, part_index: int) -> bool:
     return part_index >= 0 and message.parts[part_index].get("type") == "tool"
 
 
-def _compact_split(
+def _plan_split(
     messages: Sequence[Message],
     first_later: int,
     later: Callable[[Message], bool],
     names: Mapping[str, str],
-    now_ms: int,
-) -> list[PartMark]:
+) -> list[PlannedMark]:
     start = _issuer_window(messages, first_later)
     if start is None:
         return []
-    marks: list[PartMark] = []
+    marks: list[PlannedMark] = []
     for call in logical_calls(messages[start:]).values():
         carrier, result = call.carrier, call.result
         if carrier is None or result is None or call.inline or not later(carrier):
@@ -331,53 +372,18 @@ def _compact_split(
         index = _result_holder_index(carrier, result.part_index)
         if index is None or _is_compacted(carrier.parts[index]):
             continue
-        part = carrier.parts[index]
-        marks.append(
-            PartMark(
-                carrier, index, _with_compacted(part, now_ms), CompactMark(carrier.id, part.get("id"), now_ms)
-            )
-        )
+        marks.append(PlannedMark(carrier, index, False))
     return marks
 
 
-def microcompact(
+def plan_microcompaction(
     messages_all_slices: Sequence[Message],
     boundary_time: int | None,
     boundary_id: str | None,
-    now_ms: int,
     *,
-    on_change: OnChange | None = None,
     tool_name_map: Mapping[str, str] | None = None,
-) -> list[CompactMark]:
-    """Mark completed COMPACTABLE results held by messages created strictly after `boundary_time`
-    (`plan_microcompact`, then `apply_marks`)."""
-    marks = plan_microcompact(messages_all_slices, boundary_time, boundary_id, now_ms, tool_name_map)
-    return apply_marks(marks, on_change)
-
-
-def apply_marks(marks: Sequence[PartMark], on_change: OnChange | None = None) -> list[CompactMark]:
-    """Put each marked part in its message (the host's dicts are replaced, never mutated)."""
-    for m in marks:
-        m.message.parts[m.index] = m.part
-        if on_change is not None:
-            on_change(m.message, m.index)
-    return [m.mark for m in marks]
-
-
-def plan_microcompact(
-    messages_all_slices: Sequence[Message],
-    boundary_time: int | None,
-    boundary_id: str | None,
-    now_ms: int,
-    tool_name_map: Mapping[str, str] | None = None,
-) -> list[PartMark]:
-    """The marks microcompaction makes, nothing changed yet. Each part is marked at most once, so
-    applying them all gives what marking one by one would.
-
-    `messages_all_slices` must be in listing order (by `time.created`), as `Session.messages()`.
-
-    `boundary_time` None → nothing is marked (never fall back to 0); the caller reports a warning.
-    """
+) -> list[PlannedMark]:
+    """The marks `microcompact` would set, without setting them (see `microcompact`)."""
     if boundary_time is None:
         return []
     names = tool_name_map or {}
@@ -390,12 +396,39 @@ def plan_microcompact(
     first_later = len(messages_all_slices)
     while first_later > 0 and messages_all_slices[first_later - 1].created > boundary_time:
         first_later -= 1
-    marks: list[PartMark] = []
+    marks: list[PlannedMark] = []
     for message in messages_all_slices[first_later:]:
         if not later(message):
             continue
         for index, part in enumerate(message.parts):
             if _inline_candidate(part, names):
-                marks.append(_compact_inline(message, index, now_ms))
-    marks += _compact_split(messages_all_slices, first_later, later, names, now_ms)
-    return marks
+                marks.append(PlannedMark(message, index, True))
+    return marks + _plan_split(messages_all_slices, first_later, later, names)
+
+
+def microcompact(
+    messages_all_slices: Sequence[Message],
+    boundary_time: int | None,
+    boundary_id: str | None,
+    now_ms: int,
+    *,
+    on_change: OnChange | None = None,
+    tool_name_map: Mapping[str, str] | None = None,
+) -> list[CompactMark]:
+    """Mark completed COMPACTABLE results held by messages created strictly after `boundary_time`.
+
+    `messages_all_slices` must be in listing order (by `time.created`), as `Session.messages()`.
+
+    `boundary_time` None → nothing is marked (never fall back to 0); the caller reports a warning.
+    """
+    planned = plan_microcompaction(
+        messages_all_slices, boundary_time, boundary_id, tool_name_map=tool_name_map
+    )
+    return apply_marks(planned, now_ms, on_change)
+
+
+def apply_marks(
+    planned: Sequence[PlannedMark], now_ms: int, on_change: OnChange | None = None
+) -> list[CompactMark]:
+    """Set the planned marks (`time.compacted = now_ms`), each on a copy of its part."""
+    return [_apply(mark, now_ms, on_change) for mark in planned]

@@ -12,6 +12,7 @@ DEFAULT_WRITER_WAIT_WITH_WATERMARK_MS = 30_000
 DEFAULT_WRITER_WAIT_WITHOUT_WATERMARK_MS = 300_000
 DEFAULT_TRIGGER_RATIO = 0.9
 DEFAULT_TASK_ARCHIVE_DAYS = 7
+DEFAULT_COMMIT_MAX_BYTES = 1024 * 1024  # checkpoint/commit: about 24x the default checkpoint budget
 
 
 @dataclass(frozen=True)
@@ -43,3 +44,8 @@ class RebuildConfig:
     writer_wait_without_watermark_ms: int = DEFAULT_WRITER_WAIT_WITHOUT_WATERMARK_MS
     memory_disable_write: bool = False
     checkpoint_disabled: bool = False
+    # The largest `checkpoint/commit` content, in UTF-8 bytes (behavior.md#checkpoint-commit).
+    commit_max_bytes: int = DEFAULT_COMMIT_MAX_BYTES
+    # Refuse (`no-gain`) a rebuild whose boundary plus the remaining view would not be smaller than
+    # the request it replaces (`checkpoint.inflation_guard`).
+    inflation_guard: bool = True

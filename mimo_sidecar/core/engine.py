@@ -13,27 +13,33 @@ from typing import Any
 
 from . import texts
 from .boundary import (
+    CompactMark,
     LastMessageInfo,
-    PartMark,
+    PlannedMark,
     apply_marks,
     build_boundary,
     classify,
-    plan_microcompact,
+    plan_microcompaction,
     render_actors,
     render_index,
 )
 from .config import RebuildConfig
+from .errors import DomainError, ErrorCode
+from .fidelity import FidelityReport, fidelity_report
 from .formats import DEFAULT_FORMAT, Target
 from .formats.prefix import prefix_hash, render_prefix
 from .formats.report import Report
-from .ids import IdMinter
+from .ids import IdMinter, IdScheme, ascending_scheme
 from .memory_files import MemoryRoot
 from .message import Json, Message
+from .recent_user import logical_window, newest_user_ask
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
+from .request_size import RequestSizes, prefix_tokens, request_tokens
 from .session import Session
 from .trigger import (
     BudgetWarnings,
+    choose_usage,
     is_overflow,
     last_finished,
     overflow_count,
@@ -79,27 +85,33 @@ class ComputeResult:
     stored_watermark: str | None
     preview: RenderResult | None
     preview_outcome: InsertOutcome | None
+    fidelity: FidelityReport | None = None  # with the preview
+    sizes: RequestSizes | None = None  # with a preview that would rebuild or gain nothing
 
 
 @dataclass
 class InsertResult:
     outcome: RenderOutcome
     message: Json | None = None
-    compacted: list[Any] = field(default_factory=list)
+    compacted: list[CompactMark] = field(default_factory=list)
     render: RenderResult | None = None
     watermark: str | None = None
     digest_up_to: str | None = None
     warnings: list[str] = field(default_factory=list)
     detail: str | None = None
+    fidelity: FidelityReport | None = None  # whenever a render happened
+    sizes: RequestSizes | None = None  # whenever a boundary was built (rebuilt, no-gain)
     changes: SessionChanges | None = None  # a planned `rebuilt`: what `apply_insert` will change
 
 
 @dataclass(frozen=True)
 class SessionChanges:
-    """What a rebuilt insert changes in its session: the boundary to register and the parts to mark."""
+    """What a rebuilt insert changes in its session: the parts to mark (at `now_ms`) and the
+    boundary to register."""
 
     boundary: Message
-    marks: list[PartMark]
+    marks: list[PlannedMark]
+    now_ms: int
 
 
 @dataclass(frozen=True)
@@ -130,10 +142,15 @@ def decide_trigger(
 ) -> TriggerDecision:
     msgs = view if view is not None else session.context_view(agent_id)
     finished = last_finished(msgs)
+    ordering = session.ordering()
+    notes: tuple[str, ...] = ()
     source: UsageSource = "request"
     if usage is None:
-        usage = finished.info.get("tokens") if finished is not None else None
-        source = "last-finished" if usage else "none"
+        choice = choose_usage(
+            msgs, ordering, session.view_start(agent_id), lambda: estimated_request_tokens(session, msgs)
+        )
+        usage, source = (dict(choice.tokens) if choice.tokens is not None else None), choice.source
+        notes = (choice.warning,) if choice.warning else ()
     model = model or model_from_history(msgs)
     line = usable_tokens(
         model.context_window if model else 0,
@@ -145,13 +162,18 @@ def decide_trigger(
     )
     count = int(overflow_count(usage)) if usage else 0
     overflow = bool(usage) and is_overflow(usage, line.usable, config, model.context_window if model else 0)
-    recovered = usage_recovered(msgs, session.ordering(), session.view_carriers(agent_id))
+    recovered = usage_recovered(msgs, ordering, session.view_carriers(agent_id))
     summary = finished is not None and finished.info.get("summary") is True
     should = overflow and not recovered and not summary and agent_id == MAIN_AGENT
-    warnings = tuple(line.warnings) + (() if model else (texts.NO_MODEL_LIMITS,))
+    warnings = tuple(line.warnings) + notes + (() if model else (texts.NO_MODEL_LIMITS,))
     return TriggerDecision(
         line.usable, count, overflow, recovered, should, line.hard, line.budget, source, warnings
     )
+
+
+def estimated_request_tokens(session: Session, view: Sequence[Message]) -> int:
+    """The request a view makes, estimated: the frozen prefix plus the messages the collapse keeps."""
+    return prefix_tokens(session.request_prefix) + request_tokens(view, session.ordering())
 
 
 def model_from_history(msgs: Sequence[Message]) -> ModelLimits | None:
@@ -178,15 +200,22 @@ def writer_watermark(session: Session, main_view: Sequence[Message] | None = Non
 # -- rendering inputs --------------------------------------------------------------------------
 def activity_tail(
     session: Session, watermark: str | None, digest_up_to: str | None
-) -> tuple[list[Message] | None, list[str]]:
-    """Main-slice messages with ord(W) < ord(m) <= ord(D) (§8.5.9), or None without both ends."""
-    if not watermark or not digest_up_to:
-        return None, []
+) -> tuple[list[Message] | None, list[Message] | None, list[str]]:
+    """Main-slice messages with ord(W) < ord(m) <= ord(D) (§8.5.9), or None without both ends;
+    and, from the same pass, every main-slice message after W (None when W is unknown), which the
+    fidelity report searches for the newest tool error."""
+    if not watermark:
+        return None, None, []
     ordering = session.ordering()
     lo, hi = ordering.key(watermark), ordering.key(digest_up_to)
-    if lo is None or hi is None:
-        return [], [texts.activity_slice_skipped("watermark" if lo is None else "digestUpTo")]
-    return [m for m in session.slice(MAIN_AGENT) if lo < ordering.key_of(m) <= hi], []
+    if lo is None:
+        return ([] if digest_up_to else None), None, [texts.activity_slice_skipped("watermark")]
+    after = [m for m in session.slice(MAIN_AGENT) if lo < ordering.key_of(m)]
+    if not digest_up_to:
+        return None, after, []
+    if hi is None:
+        return [], after, [texts.activity_slice_skipped("digestUpTo")]
+    return [m for m in after if ordering.key_of(m) <= hi], after, []
 
 
 def render_inputs(
@@ -207,7 +236,8 @@ def render_inputs(
         caps=config.push_caps,
         tasks=session.listed_tasks(now_ms, config.task_archive_days),
         actors=session.active_actors(),
-        recent_candidates=session.newest(MAIN_AGENT, 200),
+        recent_candidates=logical_window(session.newest_first(MAIN_AGENT)),  # D11
+        newest_user_ask=newest_user_ask(session.newest_first(MAIN_AGENT)),  # D13
         tail=tail,
         last_message_info=last_info,
         agent_id=agent_id,
@@ -233,17 +263,28 @@ def compute(
     trigger = decide_trigger(session, config, model, usage, agent_id, warn_cache, view)
     wm = writer_watermark(session, main_view)
     outcome: InsertOutcome | None = insert_gate(session, memory, config, agent_id)
-    rendered = None
-    if preview and agent_id == MAIN_AGENT:
-        msgs = main_view
-        tail, _ = activity_tail(session, session.watermark, msgs[-1].id if msgs else None)
-        inputs = render_inputs(
-            session, memory, config, tail=tail, last_info=classify(msgs), agent_id=agent_id, now_ms=now_ms
-        )
-        rendered = render(inputs)
-        if outcome is None:
-            outcome = "rebuilt" if rendered.text else "insert-failed"
-    return ComputeResult(trigger, wm, session.watermark, rendered, outcome)
+    if not preview or agent_id != MAIN_AGENT:
+        return ComputeResult(trigger, wm, session.watermark, None, outcome)
+    stored = session.watermark
+    d = main_view[-1].id if main_view else None
+    tail, after, _ = activity_tail(session, stored, d)
+    inputs = render_inputs(
+        session, memory, config, tail=tail, last_info=classify(main_view), agent_id=agent_id, now_ms=now_ms
+    )
+    rendered = render(inputs)
+    fidelity = fidelity_report(inputs, rendered, after)
+    sizes = None
+    if outcome is None and stored is not None:
+        outcome = "insert-failed"
+        if rendered.text:
+            # A stand-in boundary: the real one differs only in its freshly minted IDs.
+            w_created = _created_of(session.find_in_context(stored))
+            draft = _boundary(
+                session, memory, rendered, stored, d, w_created, now_ms, _DRAFT_MINTER, [], msgs=main_view
+            )
+            sizes, _ = request_sizes(session, main_view, draft, w_created, now_ms)
+            outcome = "no-gain" if _refused(config, sizes) else "rebuilt"
+    return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes)
 
 
 # -- insert (§7) --------------------------------------------------------------------------------
@@ -262,6 +303,31 @@ def insert_gate(
     if not session.watermark:
         return "no-watermark"
     return None
+
+
+def boundary_id_scheme(session: Session) -> IdScheme | None:
+    """The scheme the boundary's IDs are minted in, or None when the host must supply one.
+
+    In sequence mode, or while every ID is a v2 ID, MiMo's v2 IDs (spec §14.4). When the host
+    declared non-v2 IDs ascending, the boundary must sort among them by its ID: it is minted in the
+    scheme of the newest host ID when that is recognisable (legacy v1, OpenCode's), else None. A v2
+    ID there would sort after every later host ID, and no rebuild would ever trigger again (§4.4).
+    """
+    if not session.id_mode or session.all_ids_v2:
+        return "v2"
+    newest = session.newest_id()
+    return ascending_scheme(newest) if newest is not None else "v2"
+
+
+def require_boundary_id(session: Session, boundary_id: str | None) -> None:
+    """Raises DomainError `boundary-id-required` when the host must name the boundary's ID."""
+    if boundary_id is None and boundary_id_scheme(session) is None:
+        raise DomainError(
+            ErrorCode.BOUNDARY_ID_REQUIRED,
+            texts.boundary_id_required(session.newest_id() or ""),
+            ("boundaryMessageId",),
+            {"sessionId": session.session_id},
+        )
 
 
 def insert_messages(session: Session, reason: str) -> list[Message]:
@@ -291,45 +357,105 @@ def plan_insert(
     boundary_id: str | None = None,
     tool_name_map: dict[str, str] | None = None,
 ) -> InsertResult:
-    """Render and build the boundary, and plan the compaction marks (§7.2–§7.5), changing nothing:
+    """Render and build the boundary and plan the compaction marks (§7.2–§7.5), changing nothing:
     a `rebuilt` result carries its `changes` for `apply_insert`, so the caller can write its answer
     before the session changes, and the change is all or nothing.
 
-    `watermark` is the value read before any writer wait (D4).
+    `watermark` is the value read before any writer wait (D4). Raises DomainError when the host
+    must name the boundary's ID.
     """
+    require_boundary_id(session, boundary_id)
     msgs = insert_messages(session, reason)
     d = digest_up_to or (msgs[-1].id if msgs else None)
-    w_msg = next((m for m in msgs if m.id == watermark), None)
-    tail, warnings = activity_tail(session, watermark, d)
-    last_info = classify(msgs)
+    tail, after, warnings = activity_tail(session, watermark, d)
     inputs = render_inputs(
-        session, memory, config, tail=tail, last_info=last_info, agent_id=MAIN_AGENT, now_ms=now_ms
+        session, memory, config, tail=tail, last_info=classify(msgs), agent_id=MAIN_AGENT, now_ms=now_ms
     )
+    result = InsertResult("insert-failed", watermark=watermark, digest_up_to=d, warnings=warnings)
     try:
         rendered = render(inputs)
     except Exception as exc:  # §7.3 step 1: a render error counts as an empty render
-        return InsertResult(
-            "insert-failed",
-            watermark=watermark,
-            digest_up_to=d,
-            warnings=warnings,
-            detail=texts.rendering_failed(exc),
-        )
+        result.detail = texts.rendering_failed(exc)
+        return result
+    result.render = rendered
+    result.fidelity = fidelity_report(inputs, rendered, after)
     warnings += list(rendered.warnings)
     if not rendered.text:
-        return InsertResult(
-            "insert-failed",
-            render=rendered,
-            watermark=watermark,
-            digest_up_to=d,
-            warnings=warnings,
-            detail=rendered.empty_reason or texts.RENDERED_EMPTY,
-        )
-    w_created = _created_of(w_msg)
-    boundary = build_boundary(
+        result.detail = rendered.empty_reason or texts.RENDERED_EMPTY
+        return result
+    w_created = _created_of(session.find_in_context(watermark))  # D12: not only in the view
+    boundary = _boundary(
+        session,
+        memory,
+        rendered,
+        watermark,
+        d,
+        w_created,
+        now_ms,
+        minter,
+        warnings,
+        msgs=msgs,
+        agent=agent,
+        model=model,
+        boundary_id=boundary_id,
+    )
+    view = session.context_view(MAIN_AGENT)
+    result.sizes, planned = request_sizes(session, view, boundary, w_created, now_ms, tool_name_map)
+    if _refused(config, result.sizes):
+        result.outcome, result.detail = "no-gain", texts.no_gain(result.sizes.before, result.sizes.after)
+        return result
+    result.compacted = [m.compact_mark(now_ms) for m in planned]
+    if w_created is None:
+        warnings.append(texts.MICROCOMPACTION_SKIPPED)
+    if session.watermark != watermark:
+        warnings.append(texts.WATERMARK_ADVANCED_DURING_WAIT)
+    result.outcome, result.message = "rebuilt", boundary.to_json()
+    result.changes = SessionChanges(boundary, planned, now_ms)
+    return result
+
+
+def apply_insert(session: Session, result: InsertResult) -> None:
+    """Make a planned insertion's changes (none unless it is `rebuilt`): mark the parts, register
+    the boundary; the revision moves by one."""
+    if result.changes is None:
+        return
+    changes = result.changes
+    apply_marks(changes.marks, changes.now_ms, session.refresh_part)
+    session.insert_boundary(changes.boundary)
+
+
+# A minter for stand-in boundaries (compute's dry run): deterministic, and separate from the
+# server's minter, whose counter must only move for IDs that are handed out.
+_DRAFT_MINTER = IdMinter(lambda n: bytes(n))
+
+
+def _boundary(
+    session: Session,
+    memory: MemoryRoot,
+    rendered: RenderResult,
+    watermark: str,
+    digest_up_to: str | None,
+    w_created: int | None,
+    now_ms: int,
+    minter: IdMinter,
+    warnings: list[str],
+    *,
+    msgs: Sequence[Message],
+    agent: str | None = None,
+    model: Json | None = None,
+    boundary_id: str | None = None,
+) -> Message:
+    """The boundary message of §7.3 for a rendered text (not yet registered), stamped W + 1.
+
+    D12: `w_created` is W's time wherever W is (`Session.find_in_context`). When W lies behind an
+    earlier boundary it is not in the view, and MiMo then stamps the boundary "now", which hides
+    every live message after W; W + 1 keeps them in the view. Companion texts that fail are
+    reported in `warnings`.
+    """
+    built = build_boundary(
         session_id=session.session_id,
         watermark=watermark,
-        digest_up_to=d,
+        digest_up_to=digest_up_to,
         has_activity=rendered.has_activity,
         rendered_text=rendered.text,
         index_text=_or_empty(lambda: render_index(memory, session.session_id), warnings, "checkpoint index"),
@@ -342,33 +468,31 @@ def plan_insert(
         now_ms=now_ms,
         minter=minter,
         message_id=boundary_id,
+        id_scheme=boundary_id_scheme(session) or "v2",
     )
-    boundary_msg = Message(boundary["info"], boundary["parts"])
-    boundary_time = w_created if w_msg is not None else _created_of(session.get(watermark))
-    marks = plan_microcompact(session.messages(), boundary_time, boundary_msg.id, now_ms, tool_name_map)
-    if boundary_time is None:
-        warnings.append(texts.MICROCOMPACTION_SKIPPED)
-    if session.watermark != watermark:
-        warnings.append(texts.WATERMARK_ADVANCED_DURING_WAIT)
-    return InsertResult(
-        "rebuilt",
-        message=boundary_msg.to_json(),
-        compacted=[m.mark for m in marks],
-        render=rendered,
-        watermark=watermark,
-        digest_up_to=d,
-        warnings=warnings,
-        changes=SessionChanges(boundary_msg, marks),
-    )
+    return Message(built["info"], built["parts"])
 
 
-def apply_insert(session: Session, result: InsertResult) -> None:
-    """Make a planned insertion's changes (none unless it is `rebuilt`): mark the parts, register
-    the boundary; the revision moves by one."""
-    if result.changes is None:
-        return
-    apply_marks(result.changes.marks, on_change=session.refresh_part)
-    session.insert_boundary(result.changes.boundary)
+def request_sizes(
+    session: Session,
+    view: Sequence[Message],
+    boundary: Message,
+    w_created: int | None,
+    now_ms: int,
+    tool_name_map: dict[str, str] | None = None,
+) -> tuple[RequestSizes, list[PlannedMark]]:
+    """The request now (over `view`) and once `boundary` is inserted and microcompaction has
+    marked the results created after W (`w_created`, at `now_ms`), estimated (§12); and those
+    planned marks."""
+    planned = plan_microcompaction(session.messages(), w_created, boundary.id, tool_name_map=tool_name_map)
+    ordering = session.ordering()
+    after = request_tokens(session.view_with(boundary), ordering, planned, now_ms)
+    return RequestSizes(request_tokens(view, ordering), after), planned
+
+
+def _refused(config: RebuildConfig, sizes: RequestSizes) -> bool:
+    """The inflation guard: a rebuild must make the request smaller."""
+    return config.inflation_guard and sizes.after >= sizes.before
 
 
 def _or_empty(make: Callable[[], str], warnings: list[str], what: str) -> str:
@@ -389,7 +513,7 @@ def _created_of(message: Message | None) -> int | None:
     return int(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else None
 
 
-def _last_user_field(msgs: list[Message], name: str) -> Any:
+def _last_user_field(msgs: Sequence[Message], name: str) -> Any:
     for m in reversed(msgs):
         if m.role == "user" and name in m.info:
             return m.info[name]
@@ -483,8 +607,10 @@ def build_for_writer(
     fmt: str = DEFAULT_FORMAT,
     target: Target | None = None,
     cache_ttl: str | None = None,
+    instructions: str | None = None,
 ) -> BuildResult:
-    """The writer's request: its view up to W, never collapsed, no per-turn reminder (§12.8)."""
+    """The writer's request: its view up to W, never collapsed, no per-turn reminder (§12.8);
+    with `instructions`, those as the last user content (behavior.md#writer-request)."""
     view = writer_view(session, up_to)
     built = build_messages(
         view,
@@ -494,5 +620,6 @@ def build_for_writer(
         fmt=fmt,
         target=target,
         cache_ttl=cache_ttl,
+        closing=(instructions, view[-1].id) if instructions is not None and view else None,
     )
     return BuildResult(prefix_of(session, built), built, False, False)

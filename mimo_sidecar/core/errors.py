@@ -23,6 +23,10 @@ class ErrorCode(enum.Enum):
     INVALID_SESSION_DATA = "invalid-session-data"
     WRITER_STATE = "writer-state"
     WATERMARK_UNAVAILABLE = "watermark-unavailable"
+    INVALID_CHECKPOINT = "invalid-checkpoint"
+    MEMORY_WRITE_FAILED = "memory-write-failed"
+    # rebuild/insert without the boundaryMessageId the session's ID scheme makes required
+    BOUNDARY_ID_REQUIRED = "boundary-id-required"
 
 
 def dotted(path: FieldPath) -> str:

@@ -5,6 +5,10 @@ An ID is `{prefix}_{payload}` with a 26-character payload. The v2 ascending payl
 after every hex digit, so v2 IDs sort after the legacy v1 IDs of the same prefix, and among
 themselves they sort in minting order because `n` only grows (§14.2, DEVIATION D10).
 
+The legacy v1 payload (§14.3, OpenCode's scheme) is 12 hex digits of the low 48 bits of the same
+`n`, then 14 base-62 characters. The sidecar mints v1 IDs for a boundary only when the host's own
+IDs are v1 and declared ascending, so that the boundary sorts among them as a host ID would.
+
 The minter is deterministic given `now_ms` and its `random_bytes` source, so tests inject both.
 It is not thread-safe: the sidecar mints from its single event loop.
 """
@@ -14,6 +18,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from typing import Literal
+
+IdScheme = Literal["v2", "v1"]  # the ascending schemes the sidecar can mint
 
 # Known prefixes (§14.1); hosts may mint with others, so the minter does not restrict itself.
 PREFIXES = {
@@ -34,10 +41,12 @@ PREFIXES = {
 BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 PAYLOAD_LENGTH = 26
 RANDOM_CHARS_V2 = 9
+RANDOM_CHARS_V1 = 14
 COUNTER_SPAN = 4096  # n = ts_ms * 4096 + counter
 ASCENDING_MARK = "g"
 DESCENDING_MARK = "-"
 _U64 = (1 << 64) - 1
+_U48 = (1 << 48) - 1
 
 # v1 (§14.3): 12 hex digits = the low 48 bits of n, so the time part wraps every 2^36 ms.
 V1_CYCLE_MS = 1 << 36
@@ -60,6 +69,17 @@ class IdMinter:
         """A new ascending ID: sorts after every ID this minter issued before."""
         return _join(prefix, ASCENDING_MARK + _hex16(self._next_n(now_ms)) + self._random_suffix())
 
+    def ascending_v1(self, prefix: str, now_ms: int) -> str:
+        """A new legacy v1 ID (§14.3): the low 48 bits of `n`, then 14 random base-62 characters.
+        It sorts after the v1 IDs minted earlier in the same 2^36 ms cycle."""
+        return _join(
+            prefix, format(self._next_n(now_ms) & _U48, "012x") + self._random_suffix(RANDOM_CHARS_V1)
+        )
+
+    def mint(self, prefix: str, now_ms: int, scheme: IdScheme = "v2") -> str:
+        """A new ascending ID in the given scheme."""
+        return self.ascending_v1(prefix, now_ms) if scheme == "v1" else self.ascending(prefix, now_ms)
+
     def descending(self, prefix: str, now_ms: int) -> str:
         """A new descending ID (sessions): `n` inverted in 64 bits, so newer IDs sort first."""
         inverted = ~self._next_n(now_ms) & _U64
@@ -80,9 +100,9 @@ class IdMinter:
         self._last_n = n
         return n
 
-    def _random_suffix(self) -> str:
+    def _random_suffix(self, length: int = RANDOM_CHARS_V2) -> str:
         # Each character is one random byte mod 62 (MiMo's scheme; the slight bias is kept).
-        return "".join(BASE62[b % 62] for b in self._random_bytes(RANDOM_CHARS_V2))
+        return "".join(BASE62[b % 62] for b in self._random_bytes(length))
 
 
 def _hex16(n: int) -> str:
@@ -112,6 +132,20 @@ def is_v2(identifier: str) -> bool:
         return _V2_PAYLOAD.fullmatch(_payload(identifier)) is not None
     except ValueError:
         return False
+
+
+def is_v1(identifier: str) -> bool:
+    try:
+        return _V1_PAYLOAD.fullmatch(_payload(identifier)) is not None
+    except ValueError:
+        return False
+
+
+def ascending_scheme(identifier: str) -> IdScheme | None:
+    """The scheme of an ascending ID: "v2", "v1", or None for anything else (descending v2 too)."""
+    if is_v2(identifier):
+        return "v2" if _payload(identifier)[0] == ASCENDING_MARK else None
+    return "v1" if is_v1(identifier) else None
 
 
 def timestamp_of(identifier: str, now_ms: int | None = None) -> int:

@@ -101,3 +101,35 @@ class Inserted:
 class Built:
     revision: int
     result: BuildResult
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """`checkpoint/prepare`: the writer's request with its instructions (behavior.md#writer-request)."""
+
+    revision: int
+    result: BuildResult  # the view up to `watermark`, the instructions as the last user content
+    watermark: str  # the in-flight writer's: what the checkpoint covers, what commit names
+    started: bool  # this call registered the writer (none was in flight)
+    stored_watermark: str | None  # what the previous successful writer covered
+    checkpoint_path: str
+    current: str | None  # checkpoint.md as read (None: missing or unusable, see warnings)
+    instructions: str
+    warnings: list[str]
+
+
+@dataclass(frozen=True)
+class Committed:
+    """`checkpoint/commit`: the file written and the writer settled as a success."""
+
+    finish: WriterFinish
+    path: str
+    bytes_written: int
+    created: bool  # there was no checkpoint.md before
+    warnings: list[str]
+
+
+@dataclass(frozen=True)
+class Opened:
+    revision: int
+    checkpoint_created: bool | None = None  # asked for the template: whether this open created it

@@ -31,29 +31,15 @@ from .boundary import LastMessageInfo
 from .budgeted_read import BudgetedText, proportional_read, section_aware_read
 from .config import PushCaps
 from .jsjson import js_number
-from .jstext import (
-    drop_dangling_high,
-    drop_leading_low,
-    est,
-    head16,
-    is_blank,
-    js_trim,
-    len16,
-    slice16,
-    tail16,
-)
+from .jstext import drop_dangling_high, est, is_blank, js_trim, len16, slice16
 from .memory_files import MemoryRoot, UnsafeName
 from .message import Json, Message
-from .shapes import is_carrier
+from .recent_user import RecentUser, recent_user_entries
 from .tail_digest import MAX_LINES as ACTIVITY_MAX_LINES
 from .tail_digest import build_digest
 from .words import MAIN_AGENT
 
 LEDGER_NOTE_RESERVE = 60  # §8.5.1: the cut keeps cap − 60 units; the note is ≤ 59 units + "\n"
-RECENT_USER_WINDOW = 200  # §8.5.4 step 1: the newest 200 main-slice messages, any role
-RECENT_USER_EXCLUDED_PARTS = frozenset({"tool", "checkpoint", "compaction"})
-HEAD_SHARE = 0.6  # truncateUser keeps floor(cap × 0.6) × 4 units of head ...
-TAIL_SHARE = 0.3  # ... and floor(cap × 0.3) × 4 units of tail (§8.5.4)
 
 # Stable machine names of the nine sections, in output order (§8.5.1–§8.5.9).
 KEY_TASKS = "tasks"
@@ -82,6 +68,7 @@ class RenderInputs:
     `recent_candidates`: the newest 200 main-slice messages, chronological (§8.5.4 step 1).
     `tail`: main-slice messages with ord(W) < ord(m) <= ord(D), or None when D or W is not given.
     `memory_keys`: the host-supplied key order, or None to list them from disk (§8.5.8).
+    `newest_user_ask`: the newest genuine user ask of the main slice, kept per D13 (§8.5.4).
     """
 
     session_id: str
@@ -95,6 +82,7 @@ class RenderInputs:
     last_message_info: LastMessageInfo | None = None
     agent_id: str | None = None
     memory_keys: Sequence[str] | None = None
+    newest_user_ask: Message | None = None
 
 
 @dataclass(frozen=True)
@@ -112,6 +100,18 @@ class SectionReport:
 
 
 @dataclass(frozen=True)
+class RenderedContent:
+    """What the rebuild text holds, for the fidelity report (after any shedding, D7)."""
+
+    user_entry_ids: tuple[str, ...] = ()  # Recent user input entries, chronological
+    truncated_user_ids: frozenset[str] = frozenset()  # entries cut by truncateUser
+    user_ask_appended: str | None = None  # D13: why the newest ask was appended
+    user_ask_unfit: str | None = None  # D13: why it could not be
+    listed_task_ids: frozenset[str] = frozenset()  # tasks the ledger lists (within its cap)
+    digest_lines: tuple[str, ...] = ()  # the lines of the "# Recent activity" section
+
+
+@dataclass(frozen=True)
 class RenderResult:
     text: str
     has_activity: bool
@@ -123,6 +123,7 @@ class RenderResult:
     bailed: bool  # the early bail of §8.4 fired
     shed_units: list[str] = field(default_factory=list)  # D7, in shedding order
     empty_reason: str | None = None  # why `text` is empty (agent gate, early bail)
+    content: RenderedContent = field(default_factory=RenderedContent)
 
 
 # =============================================================================================
@@ -142,6 +143,7 @@ class _Block:
     path: str | None = None
     shed: bool = False
     entries: list[tuple[str, str]] | None = None  # Recent user input only: (message ID, entry)
+    listed: frozenset[str] = frozenset()  # Tasks ledger only: the IDs of the tasks it lists
     length16: int = 0  # Σ len16(line): cached for the D7 arithmetic
 
     def set_lines(self, lines: list[str]) -> None:
@@ -224,14 +226,22 @@ def _js_text(value: Any) -> str:
 # =============================================================================================
 # §8.5.1 Tasks ledger
 # =============================================================================================
+def task_id_text(task: Json) -> str:
+    """A task's ID as the ledger writes it."""
+    return _js_text(task.get("id"))
+
+
+def _task_head(task: Json) -> str:
+    return f"- {task_id_text(task)} {_js_text(task.get('status'))}"
+
+
 def _task_line(task: Json) -> str:
-    tid, status, summary = (_js_text(task.get(k)) for k in ("id", "status", "summary"))
-    return f"- {tid} {status}{texts.TASK_SEPARATOR}{summary}"
+    return _task_head(task) + texts.TASK_SEPARATOR + _js_text(task.get("summary"))
 
 
 def _child_token(child: Json) -> str:
     status = _js_text(child.get("status"))
-    return texts.STATUS_GLYPHS.get(status, status) + _js_text(child.get("id"))
+    return texts.STATUS_GLYPHS.get(status, status) + task_id_text(child)
 
 
 def _id_key(value: Any) -> tuple[str, Any] | None:
@@ -250,23 +260,40 @@ def _id_key(value: Any) -> tuple[str, Any] | None:
     return None
 
 
-def ledger_text(tasks: Sequence[Json]) -> str:
-    """The untruncated ledger: top-level tasks, each with one line of its direct children."""
+def ledger_layout(tasks: Sequence[Json]) -> tuple[str, list[tuple[str, int]]]:
+    """The untruncated ledger, and for each task it lists, its ID and the UTF-16 offset where the
+    task's entry has been written out (its ID and status; a child's glyph and ID)."""
     children: dict[tuple[str, Any], list[Json]] = {}
     for task in tasks:
         parent = _id_key(task.get("parent_task_id")) if task.get("parent_task_id") else None
         if parent is not None:
             children.setdefault(parent, []).append(task)
     lines: list[str] = []
+    ends: list[tuple[str, int]] = []
+    offset = 0
     for task in tasks:
         if task.get("parent_task_id"):
             continue  # children appear under their parent; orphans and grandchildren never
+        ends.append((task_id_text(task), offset + len16(_task_head(task))))
         lines.append(_task_line(task))
+        offset += len16(lines[-1]) + 1
         key = _id_key(task.get("id"))
         kids = children.get(key) if key is not None else None
         if kids:
-            lines.append("  " + texts.SUBTASKS_LABEL + " / ".join(_child_token(c) for c in kids))
-    return "\n".join(lines)
+            tokens = [_child_token(c) for c in kids]
+            end = offset + len16("  " + texts.SUBTASKS_LABEL)
+            for child, token in zip(kids, tokens, strict=True):
+                end += len16(token)
+                ends.append((task_id_text(child), end))
+                end += len16(" / ")
+            lines.append("  " + texts.SUBTASKS_LABEL + " / ".join(tokens))
+            offset += len16(lines[-1]) + 1
+    return "\n".join(lines), ends
+
+
+def ledger_text(tasks: Sequence[Json]) -> str:
+    """The untruncated ledger: top-level tasks, each with one line of its direct children."""
+    return ledger_layout(tasks)[0]
 
 
 def truncate_ledger(s: str, cap: int) -> tuple[str, bool]:
@@ -283,10 +310,13 @@ def _tasks_block(tasks: Sequence[Json], cap: int) -> _Block:
         block.reason = "no tasks"
         block.set_lines(push_section(texts.HEADING_TASKS, texts.NO_TASKS))
         return block
-    full = ledger_text(tasks)
+    full, ends = ledger_layout(tasks)
     body, block.truncated = truncate_ledger(full, cap)
+    kept16 = len16(body)
     if block.truncated:
-        block.reason = f"over cap: ledger cut from {len16(full)} to {len16(body)} chars"
+        block.reason = f"over cap: ledger cut from {len16(full)} to {kept16} chars"
+        kept16 -= len16("\n" + texts.LEDGER_TRUNCATED)
+    block.listed = frozenset(tid for tid, end in ends if end <= kept16)
     block.set_lines(push_section(texts.HEADING_TASKS, body))
     return block
 
@@ -438,75 +468,6 @@ def _actors_block(actors: Sequence[Json], cap: int) -> _Block:
 # =============================================================================================
 # §8.5.4 Recent user input (verbatim)
 # =============================================================================================
-def raw_user_text(msg: Message) -> str:
-    """Non-synthetic, non-empty `text` parts joined with "\\n" (`ignored` ones are kept)."""
-    return "\n".join(
-        p["text"]
-        for p in msg.parts
-        if p.get("type") == "text" and not p.get("synthetic") and isinstance(p.get("text"), str) and p["text"]
-    )
-
-
-def is_recent_user_candidate(msg: Message) -> bool:
-    """A user-role message with no tool/checkpoint/compaction part that is not a carrier (D8)."""
-    if msg.role != "user":
-        return False
-    if any(p.get("type") in RECENT_USER_EXCLUDED_PARTS for p in msg.parts):
-        return False  # earlier boundaries are never folded back in
-    return not is_carrier(msg)
-
-
-def truncate_user(text: str, cap: int, message_id: str) -> str:
-    """§8.5.4 `truncateUser`: head 60 % / tail 30 % of the cap with an elision line between."""
-    total = est(text)
-    if total <= cap:
-        return text
-    head = drop_dangling_high(head16(text, math.floor(cap * HEAD_SHARE) * 4))
-    k = math.floor(cap * TAIL_SHARE) * 4
-    tail = drop_leading_low(tail16(text, k))  # k == 0: the whole text (JavaScript `slice(-0)`)
-    elided = total - est(head) - est(tail)
-    return head + "\n" + texts.user_elision_marker(elided, message_id) + "\n" + tail
-
-
-@dataclass(frozen=True)
-class RecentUser:
-    entries: list[tuple[str, str]]  # (message ID, entry), chronological
-    eligible: int  # candidates with non-blank raw text
-    cut_entries: int  # entries shortened by truncateUser
-    disabled: bool
-
-
-def _eligible_user_texts(candidates: Sequence[Message]) -> list[tuple[str, str]]:
-    """(message ID, raw text) of the candidates whose raw text is not blank, chronological."""
-    eligible = []
-    for m in candidates:
-        if is_recent_user_candidate(m):
-            raw = raw_user_text(m)
-            if not is_blank(raw):
-                eligible.append((m.id, raw))
-    return eligible
-
-
-def recent_user_entries(candidates: Sequence[Message], caps: PushCaps) -> RecentUser:
-    """Newest to oldest under `caps.recent_user`; the first entry that does not fit stops the loop."""
-    if caps.recent_user <= 0:
-        return RecentUser([], 0, 0, True)
-    eligible = _eligible_user_texts(candidates[-RECENT_USER_WINDOW:])
-    remaining = caps.recent_user
-    kept: list[tuple[str, str]] = []
-    cut = 0
-    for mid, raw in reversed(eligible):
-        entry = truncate_user(raw, caps.recent_user_per_msg, mid)
-        cost = est(entry)
-        if remaining - cost < 0:
-            break  # older messages are dropped too, even smaller ones
-        kept.append((mid, entry))
-        cut += est(raw) > caps.recent_user_per_msg
-        remaining -= cost
-    kept.reverse()
-    return RecentUser(kept, len(eligible), cut, False)
-
-
 def _recent_user_lines(entries: list[tuple[str, str]]) -> list[str]:
     if not entries:
         return []
@@ -519,7 +480,10 @@ def _recent_user_reason(recent: RecentUser, kept: int) -> tuple[bool, str | None
         reasons.append(f"over cap: {kept} of {recent.eligible} messages kept")
     if recent.cut_entries:
         reasons.append(f"{recent.cut_entries} message(s) head/tail-truncated")
-    return bool(reasons), "; ".join(reasons) or None
+    cut = bool(reasons)
+    if recent.appended is not None:
+        reasons.append(texts.user_ask_appended(recent.appended))
+    return cut, "; ".join(reasons) or None
 
 
 def _recent_user_block(recent: RecentUser, cap: int) -> _Block:
@@ -641,18 +605,19 @@ def _shed_section(layout: _Layout, key: str) -> str | None:
     return key
 
 
-def _shed_oldest_entry(layout: _Layout) -> str | None:
+def _shed_oldest_entry(layout: _Layout, keep: str | None) -> str | None:
     block = layout.block(KEY_RECENT_USER)
-    if not block.entries or not block.lines:
-        return None
+    if not block.entries or not block.lines or block.entries[0][0] == keep:
+        return None  # D13: the newest user ask is never shed
     mid, _ = block.entries.pop(0)
     block.set_lines(_recent_user_lines(block.entries))
     block.shed = True
     return f"{KEY_RECENT_USER}:{mid}"
 
 
-def _apply_total_cap(layout: _Layout, total: int) -> list[str]:
-    """D7: remove units in the fixed order, re-joining after each, until est ≤ total."""
+def _apply_total_cap(layout: _Layout, total: int, keep: str | None) -> list[str]:
+    """D7: remove units in the fixed order, re-joining after each, until est ≤ total. The entry
+    of message `keep` (the newest user ask, D13) is never removed."""
     shed: list[str] = []
     for key in SHED_ORDER:
         if layout.tokens() <= total:
@@ -663,7 +628,7 @@ def _apply_total_cap(layout: _Layout, total: int) -> list[str]:
     recent = layout.block(KEY_RECENT_USER)
     entries_before = len(recent.entries or [])
     while layout.tokens() > total:
-        unit = _shed_oldest_entry(layout)
+        unit = _shed_oldest_entry(layout, keep)
         if unit is None:
             break
         shed.append(unit)
@@ -749,7 +714,7 @@ def render(inputs: RenderInputs) -> RenderResult:
         )
     warnings: list[str] = []
     files = _read_files(inputs, warnings)
-    recent = recent_user_entries(inputs.recent_candidates, inputs.caps)
+    recent = recent_user_entries(inputs.recent_candidates, inputs.caps, inputs.newest_user_ask)
     blocks = _sections(inputs, files, recent, warnings)
     if _nothing_to_render(inputs, files, recent):
         return _empty(
@@ -762,7 +727,8 @@ def render(inputs: RenderInputs) -> RenderResult:
     has_activity = bool(blocks[-1].lines)
     layout = _Layout([texts.PREAMBLE, ""], blocks, _foot_lines(has_activity, inputs.last_message_info))
     total = inputs.caps.total
-    shed = _apply_total_cap(layout, total) if total is not None else []
+    ask = inputs.newest_user_ask.id if inputs.newest_user_ask is not None else None
+    shed = _apply_total_cap(layout, total, ask) if total is not None else []
     text = layout.text()
     tokens = est(text)
     return RenderResult(
@@ -775,4 +741,18 @@ def render(inputs: RenderInputs) -> RenderResult:
         warnings=warnings,
         bailed=False,
         shed_units=shed,
+        content=_content(layout, recent),
+    )
+
+
+def _content(layout: _Layout, recent: RecentUser) -> RenderedContent:
+    entries = layout.block(KEY_RECENT_USER).entries or []
+    activity = layout.block(KEY_ACTIVITY).lines
+    return RenderedContent(
+        user_entry_ids=tuple(mid for mid, _ in entries),
+        truncated_user_ids=recent.truncated_ids,
+        user_ask_appended=recent.appended,
+        user_ask_unfit=recent.unfit,
+        listed_task_ids=layout.block(KEY_TASKS).listed,
+        digest_lines=tuple(activity[-1].split("\n")) if activity else (),
     )

@@ -25,7 +25,7 @@ from .collapse import collapse
 from .formats import DEFAULT_FORMAT, Target, render_history
 from .formats.ai_sdk import tool_output
 from .formats.model import Json, ToolCall
-from .formats.normalize import add_reminder, inline_result, normalize
+from .formats.normalize import add_closing_text, add_reminder, inline_result, normalize
 from .formats.report import Report
 from .message import Message
 from .ordering import Ordering
@@ -61,8 +61,11 @@ def build_messages(
     fmt: str = DEFAULT_FORMAT,
     target: Target | None = None,
     cache_ttl: str | None = None,
+    closing: tuple[str, str] | None = None,
 ) -> BuiltRequest:
-    """View → (collapse) → normalised turns (+ reminder) → the messages of format `fmt`."""
+    """View → (collapse) → normalised turns (+ reminder, + closing text) → the messages of format
+    `fmt`. `closing` is `(text, source)`: a last user text that no stored message holds (the
+    writer's instructions), attributed to the stored message `source`."""
     msgs = list(messages)
     report = Report()
     collapsed_ids: list[str] = []
@@ -73,6 +76,8 @@ def build_messages(
     turns = normalize(msgs, skill_flag=skill_catalog_flag, report=report)
     if reminder is not None:
         add_reminder(turns, msgs, reminder, report)
+    if closing is not None:
+        add_closing_text(turns, *closing)
     history = render_history(fmt, turns, target, report, cache_ttl)
     rendered = history.rendered
     used = {source for group in rendered.sources for source in group}

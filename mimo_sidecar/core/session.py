@@ -110,6 +110,20 @@ class Session:
     def id_mode(self) -> bool:
         return self._declared_ascending or self._id_mode
 
+    @property
+    def declared_ascending(self) -> bool:
+        """The host declared that its message IDs sort in creation order (`idsAscending`)."""
+        return self._declared_ascending
+
+    @property
+    def all_ids_v2(self) -> bool:
+        """Every message ID registered so far is a MiMo v2 ascending ID."""
+        return self._id_mode
+
+    def newest_id(self) -> str | None:
+        """The greatest message ID as a plain string: the newest one in ID mode (spec §2.10)."""
+        return max(self._messages, default=None)
+
     def ordering(self) -> Ordering:
         return Ordering(self.id_mode, self._seq_of)
 
@@ -135,10 +149,10 @@ class Session:
         listing = self._by_agent.get(agent_id)
         return list(listing.msgs) if listing else []
 
-    def newest(self, agent_id: str = MAIN_AGENT, limit: int = 200) -> list[Message]:
-        """The newest `limit` messages of a slice, in chronological order (spec §8.5.4)."""
+    def newest_first(self, agent_id: str = MAIN_AGENT) -> Iterator[Message]:
+        """The slice from its newest message back, lazily (no copy of the slice)."""
         listing = self._by_agent.get(agent_id)
-        return listing.msgs[-limit:] if listing and limit > 0 else []
+        return reversed(listing.msgs) if listing else iter(())
 
     def view(self, agent_id: str = MAIN_AGENT) -> list[Message]:
         """From the newest checkpoint/compaction boundary on (inclusive), spec §12.1."""
@@ -198,6 +212,20 @@ class Session:
             return ListWindow([], 0)
         start = self.view_start(agent_id)
         return ListWindow(listing.msgs, listing.index(start) if start is not None else 0)
+
+    def view_with(self, boundary: Message) -> list[Message]:
+        """The view of the boundary's slice as it would be once `boundary` is inserted (it is not).
+
+        The boundary sorts as `insert_boundary` would list it: by its `time.created`, then its ID
+        (ID mode) or the next sequence number. A newer boundary of the slice keeps starting the view.
+        """
+        agent_id = boundary.agent_id
+        listing = self._by_agent.get(agent_id) or _Listing()
+        key = (boundary.created, boundary.id if self.id_mode else self._next_seq)
+        start = self.view_start(agent_id)
+        if start is not None and self._listing_key(start) > key:
+            return self.view(agent_id)
+        return [boundary, *listing.msgs[bisect.bisect_right(listing.keys, key) :]]
 
     def view_start(self, agent_id: str = MAIN_AGENT) -> Message | None:
         """The boundary the agent's view starts at: its newest user message with a boundary part."""

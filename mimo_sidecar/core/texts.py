@@ -218,6 +218,10 @@ OUTCOME_TEXTS: dict[InsertOutcome, str] = {
         "A checkpoint exists but rebuilding from it failed. Nothing changed and no compaction happened. "
         "Run /rebuild again, and report the problem if it keeps happening."
     ),
+    "no-gain": (
+        "The context was not rebuilt: the checkpoint summary plus the recent messages would not be "
+        "smaller than the conversation as it is. Nothing changed; a later checkpoint will cover more."
+    ),
 }
 NOTICE_MEMORY_WRITE_OFF = (
     "Memory writing is disabled, so this session cannot have a checkpoint and its context was compacted "
@@ -235,8 +239,13 @@ NOTICES: dict[NoticeKind, str] = {
 }
 # Why an insert ended without inserting, for the outcomes that stop before rendering (§7.1).
 OUTCOME_DETAILS: dict[InsertOutcome, str] = {
-    "no-checkpoint": "the session has no checkpoint.md under the memory root",
-    "no-watermark": "no watermark is stored: a checkpoint writer must succeed first",
+    "no-checkpoint": (
+        "the session has no checkpoint.md under the memory root, and no checkpoint writer is in flight "
+        "to write one"
+    ),
+    "no-watermark": (
+        "no watermark is stored and no checkpoint writer is in flight: a checkpoint writer must succeed first"
+    ),
     "not-main-agent": "only the main agent rebuilds; sub-agents use compaction",
     "writer-failed": "the checkpoint writer did not succeed within the wait",
 }
@@ -257,6 +266,60 @@ def budget_ignored_warning(model_key: str, raw_json: str, problem: str) -> str:
     return (
         f"compaction.max_context {raw_json} for model {model_key} is ignored ({problem}); "
         "the full window is used."
+    )
+
+
+# Fidelity report reasons (team wording; reported to the host, never sent to the model)
+ASK_OUTSIDE_WINDOW = "outside the window of the newest 200 messages"
+ASK_OVER_SECTION_CAP = "its entry did not fit the section's recent_user cap"
+ASK_SECTION_CAP_TOO_SMALL = "recent_user is too small to hold even a truncated entry"
+ASK_DISABLED = "Recent user input is disabled (recent_user = 0)"
+NOT_RENDERED = "nothing was rendered"
+TASK_CUT_BY_CAP = "cut by the ledger's tasks_ledger cap"
+TASK_NESTED = "a subtask of a subtask: the ledger shows two levels"
+TASK_PARENT_UNLISTED = "its parent task is not in the list (archived or unknown)"
+ERROR_AFTER_DIGEST = "after digestUpTo: it stays in the live messages after the boundary"
+ERROR_NO_ACTIVITY = "no activity list was rendered"
+ERROR_LINE_CAP = "cut by the activity list's 200-line cap"
+
+
+def user_ask_appended(reason: str) -> str:
+    """Section report: D13 appended the newest ask to Recent user input."""
+    return f"newest user ask appended (D13): {reason}"
+
+
+def no_gain(before: int, after: int) -> str:
+    """rebuild/insert outcome no-gain: the inflation guard refused the rebuild."""
+    return (
+        f"The rebuild would not make the request smaller (about {before} tokens now, {after} with the "
+        "boundary), so nothing was inserted. Continue without a rebuild; a later checkpoint with a "
+        "newer watermark covers more and will gain."
+    )
+
+
+def boundary_id_required(newest_host_id: str) -> str:
+    """rebuild/insert without boundaryMessageId where the sidecar cannot mint a sortable ID."""
+    return (
+        "required for this session: its message IDs are declared ascending but "
+        f"are not MiMo v2 or legacy v1 IDs (newest: {newest_host_id!r}), so the sidecar cannot mint "
+        "a boundary ID that sorts after them and before the host's next ones; pass a new ID from "
+        "the host's own scheme."
+    )
+
+
+def usage_from_earlier_step(finished_id: str, step_id: str) -> str:
+    """The trigger counted an earlier step's usage: the newest finished step carries none."""
+    return (
+        f"The newest finished step {finished_id} carries no usage: the trigger counts the usage of "
+        f"{step_id}, the newest step since the last boundary that has one."
+    )
+
+
+def usage_estimated(finished_id: str, tokens: int) -> str:
+    """The trigger counted the estimated request: no step since the last boundary has usage."""
+    return (
+        f"No step since the last boundary carries usage (the newest finished step is {finished_id}): "
+        f"the trigger counts the estimated size of the request instead, {tokens} tokens."
     )
 
 
@@ -353,7 +416,7 @@ def no_message_in_session(message_id: str, session_id: str) -> str:
 def no_writer_in_flight(session_id: str) -> str:
     return (
         f"no checkpoint writer is in flight for session {session_id!r} "
-        "(checkpoint/writerStarted must come first)"
+        "(checkpoint/prepare or checkpoint/writerStarted must come first)"
     )
 
 
@@ -363,6 +426,72 @@ def closed_during_writer_wait(session_id: str) -> str:
 
 def not_in_main_view(message_id: str | None) -> str:
     return f"message {message_id!r} is not in the main view"
+
+
+def writer_watermark_mismatch(given: str, in_flight: str | None) -> str:
+    return (
+        f"{given!r} is not the watermark of the writer in flight ({in_flight!r}); "
+        "a writer is settled by the request that covers its own range"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The checkpoint writer kit (team wording): commit refusals and warnings, writes, prepare warnings
+# ---------------------------------------------------------------------------------------------
+CHECKPOINT_BLANK = (
+    "is blank; an empty checkpoint would replace the current one with nothing "
+    "(report the writer with checkpoint/writerFinished failure instead)"
+)
+
+
+def checkpoint_has_nul(index: int) -> str:
+    return f"is not text: it holds a NUL character (U+0000) at index {index}"
+
+
+def checkpoint_has_surrogate(index: int) -> str:
+    return f"is not text: it holds a lone UTF-16 surrogate at index {index}"
+
+
+def checkpoint_too_large(size: int, limit: int) -> str:
+    return f"is {size} bytes of UTF-8, over checkpoint.commit_max_bytes ({limit})"
+
+
+CHECKPOINT_IS_TEMPLATE = "checkpoint.md: the content is the bare template: no section has a body yet"
+CHECKPOINT_NO_TOPIC = "checkpoint.md: no `Topic:` line: the checkpoint index will show the topic as (unknown)"
+
+
+def checkpoint_over_budget(tokens: int, budget: int) -> str:
+    return (
+        f"checkpoint.md: {tokens} tokens, over push_caps.checkpoint ({budget}): a rebuild reads it "
+        "section-aware and leaves out what does not fit"
+    )
+
+
+WRITE_PROBLEMS = {
+    "no-root": "the memory root is not an existing directory",
+    "outside-root": "the path would leave the memory root",
+    "not-a-directory": "a directory on the path is not a directory",
+    "not-a-file": "the file is not a regular file",
+    "os-error": "the system refused the write",
+    "memory-write-off": "memory writing is disabled (memory.disable_write)",
+    "no-memory-root": "no memory root is configured",
+}
+
+
+def memory_write_refused(path: str, problem: str, detail: str = "") -> str:
+    reason = WRITE_PROBLEMS.get(problem, problem)
+    return f"{path} was not written: {reason}" + (f" ({detail})" if detail else "") + "; nothing changed"
+
+
+def current_checkpoint_unusable(path: str, problem: str) -> str:
+    return (
+        f"checkpoint.md: {path}: {problem}; the writer instructions treat it as absent, and a commit "
+        "replaces it"
+    )
+
+
+def current_checkpoint_invalid_utf8(path: str) -> str:
+    return f"checkpoint.md: {path}: invalid UTF-8, replaced by U+FFFD in the writer instructions"
 
 
 # ---------------------------------------------------------------------------------------------

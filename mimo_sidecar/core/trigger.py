@@ -4,13 +4,15 @@
 (`compaction.max_context`, possibly a glob map per model) that can only shrink it, and the trigger
 ratio. `is_overflow` compares one assistant usage record with that line (§4.2). `usage_recovered`
 says whether a usage record has already been answered by a rebuild or compaction (§4.4).
+`choose_usage` picks the usage record to count when the host passes none, with the fallback for
+hosts whose newest finished step carries no usage (Codex, Cline transcripts).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,7 @@ from .jsjson import js_stringify
 from .jstext import js_trim, len16
 from .message import Message
 from .ordering import Ordering
+from .words import UsageSource
 
 RESERVED_OUTPUT_CAP = 33000  # default `compaction.reserved` = min(33000, maxOutputTokens)
 RESERVED_INPUT_HEADROOM_CAP = 20000  # added when the model has no separate input limit
@@ -246,3 +249,45 @@ def usage_recovered(
     threshold = ordering.key_of(finished)
     candidates = msgs if carriers is None else carriers
     return any(m.carries_boundary_part() and ordering.key_of(m) > threshold for m in candidates)
+
+
+# -- which usage record to count -------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class UsageChoice:
+    tokens: Mapping[str, Any] | None  # the record to count; None when nothing is counted
+    source: UsageSource
+    message_id: str | None = None  # the step the record comes from (not for an estimate)
+    warning: str | None = None  # set whenever the count does not come from the newest finished step
+
+
+def has_usage(tokens: Any) -> bool:
+    """A usage record that counts something (absent, empty and all-zero records do not)."""
+    return isinstance(tokens, Mapping) and overflow_count(tokens) > 0
+
+
+def choose_usage(
+    msgs: Sequence[Message],
+    ordering: Ordering,
+    boundary: Message | None,
+    estimate: Callable[[], int],
+) -> UsageChoice:
+    """The usage of the newest finished step (§4.3); when it has none, the newest assistant step
+    with usage created after the view's `boundary`; when there is none either, `estimate()` (the
+    estimated request). Older steps never count: their usage measured the request the boundary
+    already replaced, and counting it again would rebuild after every step."""
+    finished = last_finished(msgs)
+    if finished is None:
+        return UsageChoice(None, "none")
+    tokens = finished.info.get("tokens")
+    if has_usage(tokens):
+        return UsageChoice(tokens, "last-finished", finished.id)
+    floor = ordering.key_of(boundary) if boundary is not None else None
+    for m in reversed(msgs):
+        if m.role != "assistant" or not has_usage(m.info.get("tokens")):
+            continue
+        if floor is None or ordering.key_of(m) > floor:
+            return UsageChoice(
+                m.info["tokens"], "earlier-step", m.id, texts.usage_from_earlier_step(finished.id, m.id)
+            )
+    count = estimate()
+    return UsageChoice({"total": count}, "estimate", None, texts.usage_estimated(finished.id, count))

@@ -20,10 +20,14 @@ GateOutcome = Literal[
     "checkpoint-off",
     "memory-write-off",
 ]
-RenderOutcome = Literal["rebuilt", "insert-failed"]
+# What a rendered insertion ends with; `no-gain` is the inflation guard's refusal: the boundary
+# plus the view after it would not be smaller than the request it replaces
+# (behavior.md#inflation-guard).
+RenderOutcome = Literal["rebuilt", "insert-failed", "no-gain"]
 InsertOutcome = Literal[
     "rebuilt",
     "insert-failed",
+    "no-gain",
     "writer-failed",
     "no-checkpoint",
     "no-watermark",
@@ -35,8 +39,10 @@ InsertOutcome = Literal[
 NoticeKind = Literal["memory-write-off", "checkpoint-off"]
 InsertReason = Literal["auto", "overflow", "manual"]
 
-# Where the usage count of the trigger came from (behavior.md#overflow-test).
-UsageSource = Literal["request", "last-finished", "none"]
+# Where the usage count of the trigger came from (behavior.md#overflow-test, #usage-fallback):
+# the request's usage; the newest finished step's; when that step has none, the newest step since
+# the view's boundary that has some; else the estimated request; none without a finished step.
+UsageSource = Literal["request", "last-finished", "earlier-step", "estimate", "none"]
 
 # The checkpoint writer registry (behavior.md#writer).
 WriterOutcome = Literal["success", "failure", "cancelled"]

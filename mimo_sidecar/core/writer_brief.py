@@ -34,8 +34,11 @@ CHARS_PER_TOKEN = 4  # behavior.md#est: UTF-16 length / 4, rounded half up
 TEMPLATE_OPEN, TEMPLATE_CLOSE = "<checkpoint-template>", "</checkpoint-template>"
 CURRENT_OPEN, CURRENT_CLOSE = "<current-checkpoint>", "</current-checkpoint>"
 
+# The instructions' first sentence: how a reader of a writer request (the stand-in writer) tells
+# them from the user's own words.
+INSTRUCTIONS_LEAD = "You are the checkpoint writer of this coding session."
 INTRO = (
-    "You are the checkpoint writer of this coding session. The conversation above is the session's "
+    INSTRUCTIONS_LEAD + " The conversation above is the session's "
     "history up to and including message {watermark}. Your job is to update the session's checkpoint "
     "file, {path}, so that it covers that history."
 )

@@ -174,6 +174,8 @@ def play_story(client: _Client, root: str) -> None:
     client.notify("initialized", example["initialized"])
     for name in ("session/open", "session/sync", "checkpoint/writerStarted", "checkpoint/writerFinished"):
         client.call(name, example[name])
+    for name in ("checkpoint/prepare", "checkpoint/commit"):  # the writer kit: a writer covering A1
+        client.call(name, example[name])
     for name in ("session/get", "rebuild/compute", "rebuild/insert", "request/build"):
         client.call(name, example[name])
     for method, params in ERROR_EXAMPLES:

@@ -67,9 +67,36 @@ INVALID_SESSION_DATA = ErrorSpec(
     "Host data the schema accepts but the session cannot (duplicate IDs in a batch, a bad time.created...); "
     "nothing was applied.",
 )
-WRITER_STATE = ErrorSpec(1006, "WriterStateError", "checkpoint/writerFinished with no writer in flight.")
+WRITER_STATE = ErrorSpec(
+    1006,
+    "WriterStateError",
+    "checkpoint/writerFinished or checkpoint/commit with no writer in flight, or a watermark that is not "
+    "the in-flight writer's (checkpoint/commit, checkpoint/prepare).",
+)
 WATERMARK_UNAVAILABLE = ErrorSpec(
-    1007, "WatermarkUnavailable", "checkpoint/writerStarted without a watermark, and none can be computed."
+    1007,
+    "WatermarkUnavailable",
+    "checkpoint/writerStarted or checkpoint/prepare without a watermark, and none can be computed.",
+)
+INVALID_CHECKPOINT = ErrorSpec(
+    1008,
+    "InvalidCheckpointContent",
+    "checkpoint/commit content that is not text (NUL, lone surrogate), blank, or over "
+    "checkpoint.commit_max_bytes; nothing was written. data: {reason, bytes?, limit?}.",
+)
+MEMORY_WRITE_FAILED = ErrorSpec(
+    1009,
+    "MemoryWriteFailed",
+    "checkpoint/commit or session/open createCheckpoint could not write checkpoint.md (checkpoint/prepare: "
+    "refused alike): memory writing is disabled, the path would leave the memory root, or the system "
+    "refused; nothing changed. "
+    "data: {reason, path?}.",
+)
+BOUNDARY_ID_REQUIRED = ErrorSpec(
+    1010,
+    "BoundaryIdRequired",
+    "rebuild/insert without boundaryMessageId for a session whose declared-ascending IDs the "
+    "sidecar cannot mint (neither MiMo v2 nor legacy v1); nothing was changed.",
 )
 
 ERRORS: tuple[ErrorSpec, ...] = (
@@ -87,6 +114,9 @@ ERRORS: tuple[ErrorSpec, ...] = (
     INVALID_SESSION_DATA,
     WRITER_STATE,
     WATERMARK_UNAVAILABLE,
+    INVALID_CHECKPOINT,
+    MEMORY_WRITE_FAILED,
+    BOUNDARY_ID_REQUIRED,
 )
 
 # Every domain error code and its wire error. Total: tests/unit/test_error_map.py fails when a code
@@ -99,6 +129,9 @@ DOMAIN_ERRORS: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.INVALID_SESSION_DATA: INVALID_SESSION_DATA,
     ErrorCode.WRITER_STATE: WRITER_STATE,
     ErrorCode.WATERMARK_UNAVAILABLE: WATERMARK_UNAVAILABLE,
+    ErrorCode.INVALID_CHECKPOINT: INVALID_CHECKPOINT,
+    ErrorCode.MEMORY_WRITE_FAILED: MEMORY_WRITE_FAILED,
+    ErrorCode.BOUNDARY_ID_REQUIRED: BOUNDARY_ID_REQUIRED,
 }
 
 INTERNAL_MESSAGE = "internal error in the sidecar (details are in its log)"

@@ -3,13 +3,17 @@
 The flow (behavior.md#insert-steps, #render-time-wait, #d4), for one session at a time (the slot's
 insert lock):
 
+0. a session whose IDs the sidecar cannot mint needs the request's `boundaryMessageId`: refused
+   before anything else, before any wait (behavior.md#id-host-scheme);
 1. gate: checkpoint off, memory writing off, not the main agent, no checkpoint, no watermark;
-2. cold start: no watermark yet but the first writer is running: wait for it (the long bound);
-   anything but success ends as `writer-failed`, success re-runs the gate;
+2. cold start: no checkpoint file or no watermark yet, but a writer is running: wait for it (the
+   long bound, `writer_wait_without_watermark_ms`); anything but success ends as `writer-failed`,
+   success re-runs the gate;
 3. read the stored watermark W, *then* wait (bounded) for a writer in flight (D4: W stays the one
    read before the wait; the wait buys fresh checkpoint text);
 4. the session must still be the one the request started on (closed during the wait: error);
-5. `engine.plan_insert`: render and build the boundary, plan the compaction marks;
+5. `engine.plan_insert`: render and build the boundary, plan the compaction marks (or `no-gain`,
+   nothing to change, when the boundary would not make the request smaller);
 6. the caller's `answer` turns the outcome into its response; only then is the change made
    (`engine.apply_insert`, and a one-time notice counted as shown), with no await in between. An
    answer that cannot be written (it raises) or a cancellation before it leaves the session as it
@@ -31,7 +35,7 @@ from ..core.ids import IdMinter
 from ..core.memory_files import MemoryRoot
 from ..core.message import Json
 from ..core.outcomes import Inserted, Notice, WriterWait
-from ..core.words import NOTICE_KINDS, InsertOutcome, InsertReason
+from ..core.words import NOTICE_KINDS, GateOutcome, InsertOutcome, InsertReason
 from . import writers
 from .sessions import SessionSlot
 
@@ -54,6 +58,11 @@ class InsertRequest:
     agent: str | None = None
     model: Json | None = None  # {"providerID", "modelID"} of the turn
     tool_name_map: dict[str, str] | None = None
+
+
+# The gates a writer in flight can still open: it writes the first checkpoint.md and stores the
+# first watermark (behavior.md#cold-start). With nothing in flight they are the answer.
+COLD_START_GATES: tuple[GateOutcome, ...] = ("no-checkpoint", "no-watermark")
 
 
 class StatusListener(Protocol):
@@ -112,10 +121,13 @@ class InsertFlow(Generic[T]):
     async def _decide(self) -> tuple[Inserted, Commit]:
         session = self.slot.session
         config, memory = self.settings.config, self.settings.memory
+        engine.require_boundary_id(session, self.request.boundary_id)
         gate = engine.insert_gate(session, memory, config, self.request.agent_id)
         wait = None
-        if gate == "no-watermark" and session.writer.in_flight:
-            wait = await self._wait_for_writer()  # cold start (behavior.md#cold-start-wait): the long bound
+        if gate in COLD_START_GATES and session.writer.in_flight:
+            # Cold start (behavior.md#cold-start): the writer that will write the first checkpoint or
+            # store the first watermark is running; wait for it with the long bound.
+            wait = await self._wait_for_writer(config.writer_wait_without_watermark_ms)
             if wait is None or wait.result != "success":
                 return self._stopped("writer-failed", wait)
             gate = engine.insert_gate(session, memory, config, self.request.agent_id)
@@ -128,11 +140,13 @@ class InsertFlow(Generic[T]):
             raise writers.closed_during_wait(self.slot)
         return self._insert(watermark, wait)
 
-    async def _wait_for_writer(self) -> WriterWait | None:
-        """Wait (bounded) for the session's writer in flight, showing the verbatim busy status."""
+    async def _wait_for_writer(self, bound: int | None = None) -> WriterWait | None:
+        """Wait (bounded: `bound`, else the render-time bound) for the session's writer in flight,
+        showing the verbatim busy status."""
         if not self.slot.session.writer.in_flight:
             return None
-        bound = writers.wait_bound_ms(self.settings.config, self.slot.session)
+        if bound is None:
+            bound = writers.wait_bound_ms(self.settings.config, self.slot.session)
         await self.status.busy(texts.PREPARING_STATUS)
         return await writers.wait(self.slot, bound)
 

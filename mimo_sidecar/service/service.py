@@ -22,12 +22,15 @@ from ..core.config import RebuildConfig
 from ..core.errors import DomainError, ErrorCode
 from ..core.formats import AI_SDK_OUTPUT, BuildOutput
 from ..core.ids import IdMinter
-from ..core.memory_files import MemoryRoot
+from ..core.memory_files import CHECKPOINT_FILE, MemoryRoot
 from ..core.message import Json
 from ..core.outcomes import (
     Built,
+    Committed,
     Computed,
     Inserted,
+    Opened,
+    Prepared,
     SessionSummary,
     WriterFinish,
     WriterStart,
@@ -36,7 +39,7 @@ from ..core.outcomes import (
 from ..core.session import SyncBatch
 from ..core.trigger import BudgetWarnings
 from ..core.words import MAIN_AGENT, WriterOutcome
-from . import writers
+from . import checkpoint_kit, writers
 from .insert_flow import InsertFlow, InsertRequest, Settings, StatusListener
 from .sessions import OpenRequest, SessionSlot, SessionTable
 
@@ -44,8 +47,8 @@ StatusFactory = Callable[[str], StatusListener]  # session ID -> the status of o
 T = TypeVar("T")
 
 
-def _as_is(inserted: Inserted) -> Inserted:
-    return inserted
+def _as_is(outcome: Any) -> Any:
+    return outcome
 
 
 def now_ms() -> int:
@@ -107,9 +110,19 @@ class SidecarService:
         return Settings(self._config, self._memory)
 
     # -- sessions --------------------------------------------------------------------------------
-    def open(self, request: OpenRequest) -> int:
-        """Register a session with its history; returns its revision. Nothing is kept on error."""
-        return self.sessions.open(request).session.revision
+    def open(self, request: OpenRequest, *, create_checkpoint: bool = False) -> Opened:
+        """Register a session with its history; with `create_checkpoint`, also create a missing
+        checkpoint.md from the template (behavior.md#writer-kit). Nothing is kept on error: a
+        template that cannot be written closes the session again."""
+        slot = self.sessions.open(request)
+        if not create_checkpoint:
+            return Opened(slot.session.revision)
+        try:
+            created = checkpoint_kit.create_template(request.session_id, self._write_settings())
+        except DomainError:
+            self.sessions.close(request.session_id)
+            raise
+        return Opened(slot.session.revision, created)
 
     def sync(self, session_id: str, batch: SyncBatch, base_revision: int | None = None) -> int:
         """Apply one batch atomically; returns the new revision."""
@@ -142,6 +155,40 @@ class SidecarService:
         self, session_id: str, outcome: WriterOutcome, retryable: bool | None = None
     ) -> WriterFinish:
         return writers.finish(self.sessions.require(session_id), outcome, retryable, self._clock())
+
+    # -- the checkpoint writer kit (behavior.md#writer-kit) ---------------------------------------
+    @overload
+    def prepare_writer(
+        self, session_id: str, watermark: str | None = None, output: BuildOutput = AI_SDK_OUTPUT
+    ) -> Prepared: ...
+
+    @overload
+    def prepare_writer(
+        self, session_id: str, watermark: str | None, output: BuildOutput, answer: Callable[[Prepared], T]
+    ) -> T: ...
+
+    def prepare_writer(
+        self,
+        session_id: str,
+        watermark: str | None = None,
+        output: BuildOutput = AI_SDK_OUTPUT,
+        answer: Callable[[Prepared], Any] = _as_is,
+    ) -> Any:
+        """The writer's request with its instructions; registers the writer if none is in flight,
+        once `answer` has made the response from it (if it raises, no writer is registered)."""
+        slot = self.sessions.require(session_id)
+        return checkpoint_kit.prepare(slot, self.settings(), watermark, output, self._clock(), answer)
+
+    def commit_checkpoint(self, session_id: str, content: str, watermark: str | None = None) -> Committed:
+        """Write the writer's reply as checkpoint.md and settle the writer as a success."""
+        slot = self.sessions.require(session_id)
+        return checkpoint_kit.commit(slot, self._write_settings(), content, watermark, self._clock())
+
+    def _write_settings(self) -> Settings:
+        """The settings of a request that writes a memory file: a domain error without a root."""
+        if self._memory is None:
+            raise checkpoint_kit.write_failed(CHECKPOINT_FILE, "no-memory-root")
+        return self.settings()
 
     async def wait_for_writer(self, session_id: str, bound_ms: int | None = None) -> WriterWait:
         """Wait for the writer in flight (bound: the config's, for the session's watermark state)."""

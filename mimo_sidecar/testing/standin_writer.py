@@ -5,8 +5,9 @@ model and writes back its reply; this function produces a reply of the same shap
 deterministic rules, so the demo, the examples and the tests can run a whole writer cycle offline.
 It is no substitute for a model: it copies sentences, it does not understand them.
 
-Input: the `messages` of a writer request (`request/build purpose: "writer"`: AI SDK
-`ModelMessage`s, see `core.request_build`), optionally the stored message IDs they came from
+Input: the `messages` of a writer request (`checkpoint/prepare` or `request/build purpose:
+"writer"`, AI SDK `ModelMessage`s, see `core.request_build`; the instructions `checkpoint/prepare`
+puts last are recognised and skipped), optionally the stored message IDs they came from
 (`sources`, same length) and the current `checkpoint.md`. Output: the whole new file, in the
 template's shape (`core.checkpoint_template`). The same inputs give the same bytes.
 
@@ -31,7 +32,9 @@ When the file is over `budget` tokens, the oldest bullets of the list sections g
 (Discovered knowledge, Errors seen, Files touched, Constraints, Open questions, Live resources,
 Decisions, in that order); `- See ...` index lines are never dropped.
 
-A JavaScript port for the Node example must keep these rules and their order.
+The Node example's stand-in (`examples/node/standin_writer.mjs`) is a smaller port of these rules
+(topic, intent, work in flight, constraints, errors, files, since): it rewrites the template each
+time instead of updating the current file.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from ..core.checkpoint_template import CHECKPOINT_TITLE, SECTIONS, TOPIC_PREFIX,
 from ..core.config import PushCaps
 from ..core.jstext import est, js_trim
 from ..core.tail_digest import fold
+from ..core.writer_brief import INSTRUCTIONS_LEAD
 
 TOPIC_CHARS = 120
 ASK_CHARS = 400
@@ -122,8 +126,8 @@ def _user_ask(message: Mapping[str, Any]) -> str | None:
     if any(p.startswith(BOUNDARY_LABELS) for p in pieces):
         return None  # an earlier rebuild or compaction boundary: not something the user said
     for piece in pieces:
-        if js_trim(piece) and not piece.startswith(SUBTASK_PREFIX):
-            return js_trim(piece)
+        if js_trim(piece) and not piece.startswith((SUBTASK_PREFIX, INSTRUCTIONS_LEAD)):
+            return js_trim(piece)  # the writer's own instructions (checkpoint/prepare) are no ask
     return None
 
 

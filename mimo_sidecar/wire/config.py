@@ -16,6 +16,7 @@ from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from ..core.config import (
+    DEFAULT_COMMIT_MAX_BYTES,
     DEFAULT_TASK_ARCHIVE_DAYS,
     DEFAULT_TRIGGER_RATIO,
     DEFAULT_WRITER_WAIT_WITH_WATERMARK_MS,
@@ -23,6 +24,7 @@ from ..core.config import (
     PushCaps,
     RebuildConfig,
 )
+from ..core.memory_files import DEFAULT_MAX_FILE_BYTES
 
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
@@ -108,6 +110,16 @@ class CheckpointConfig(_Section):
     )
     disabled: bool = Field(False, description="Sidecar equivalent of MIMOCODE_DISABLE_CHECKPOINT.")
     writer_wait_ms: WriterWaitConfig = WriterWaitConfig.model_validate({})
+    commit_max_bytes: Annotated[int, Field(gt=0, le=DEFAULT_MAX_FILE_BYTES)] = Field(
+        DEFAULT_COMMIT_MAX_BYTES,
+        description="Bytes of UTF-8: the largest content checkpoint/commit writes (at most the "
+        "readers' 64 MiB file limit).",
+    )
+    inflation_guard: bool = Field(
+        True,
+        description="Refuse (outcome no-gain) a rebuild whose boundary plus the remaining view would not "
+        "be smaller than the request it replaces. false: rebuild anyway.",
+    )
 
 
 ContextValue = int | float | str
@@ -199,6 +211,8 @@ def to_rebuild_config(cfg: SidecarConfig) -> RebuildConfig:
         writer_wait_without_watermark_ms=ck.writer_wait_ms.without_watermark,
         memory_disable_write=cfg.memory.disable_write,
         checkpoint_disabled=ck.disabled,
+        commit_max_bytes=ck.commit_max_bytes,
+        inflation_guard=ck.inflation_guard,
     )
 
 

@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..core import fidelity as core_fidelity
+from ..core.request_size import RequestSizes as CoreRequestSizes
 from ..core.words import (
     MAIN_AGENT,
     InsertOutcome,
@@ -93,6 +95,103 @@ class RenderReport(Result):
     text: str | None = Field(None, description="The rebuild text (only when `includeText` was asked).")
 
 
+class UserAskFidelity(Result):
+    """Is the newest genuine user ask (a user message with non-synthetic text: not a boundary, a
+    tool-result carrier or harness-injected text) in the boundary's Recent user input?"""
+
+    status: Literal["verbatim", "truncated", "missing", "none"] = Field(
+        description="`truncated`: head and tail kept around the elision marker. `none`: the main "
+        "slice holds no user ask at all."
+    )
+    message_id: MessageId | None = Field(None, description="The ask's message.")
+    appended: bool = Field(
+        False, description="D13 appended it: without D13 it would be missing (`reason` says why)."
+    )
+    reason: str | None = Field(None, description="Why it is missing, or why D13 had to append it.")
+
+
+class UnlistedTask(Result):
+    task_id: str
+    reason: str = Field(description="Cut by the ledger cap, nested too deep, or its parent is not listed.")
+
+
+class TasksFidelity(Result):
+    open_held: int = Field(description="The session's open tasks (not done, abandoned or archived).")
+    open_listed: int = Field(description="Those the rendered Tasks ledger lists.")
+    unlisted: list[UnlistedTask] = Field(default_factory=list)
+
+
+class ToolErrorFidelity(Result):
+    """The newest tool call after the watermark that ended in an error."""
+
+    message_id: MessageId = Field(description="The message issuing the call.")
+    call_id: str
+    tool: str
+    in_digest: bool = Field(description="Its error line is in the `# Recent activity` digest.")
+    reason: str | None = Field(
+        None,
+        description="Why it is not: after `digestUpTo` (it stays in the live messages), the digest's "
+        "200-line cap, or no digest.",
+    )
+
+
+class FidelityReport(Result):
+    """What of the live conversation the rebuild keeps (with every render, D13)."""
+
+    newest_user_ask: UserAskFidelity
+    tasks: TasksFidelity
+    newest_tool_error: ToolErrorFidelity | None = Field(
+        None, description="Absent when no tool call after the watermark ended in an error."
+    )
+    cut_sections: list[str] = Field(
+        default_factory=list, description="Keys of the sections cut by their own caps."
+    )
+    shed_sections: list[str] = Field(
+        default_factory=list,
+        description="Keys of the sections shed, wholly or partly, by the total cap (D7).",
+    )
+
+    @classmethod
+    def of(cls, report: core_fidelity.FidelityReport) -> FidelityReport:
+        ask, tasks, error = report.newest_user_ask, report.tasks, report.newest_tool_error
+        return cls(
+            newest_user_ask=UserAskFidelity(
+                status=ask.status, message_id=ask.message_id, appended=ask.appended, reason=ask.reason
+            ),
+            tasks=TasksFidelity(
+                open_held=tasks.open_held,
+                open_listed=tasks.open_listed,
+                unlisted=[UnlistedTask(task_id=u.task_id, reason=u.reason) for u in tasks.unlisted],
+            ),
+            newest_tool_error=None
+            if error is None
+            else ToolErrorFidelity(
+                message_id=error.message_id,
+                call_id=error.call_id,
+                tool=error.tool,
+                in_digest=error.in_digest,
+                reason=error.reason,
+            ),
+            cut_sections=list(report.cut_sections),
+            shed_sections=list(report.shed_sections),
+        )
+
+
+class RequestSizes(Result):
+    """The request a rebuild replaces and the one it leaves, in estimated tokens: the stored messages
+    the collapse keeps (as `request/build`'s `estimatedTokens`), compacted results counted as the
+    cleared placeholder, the frozen prefix (the same on both sides) not counted."""
+
+    before_tokens: int = Field(description="The view now.")
+    after_tokens: int = Field(
+        description="The boundary plus the view after it, collapsed, with this rebuild's compaction marks."
+    )
+
+    @classmethod
+    def of(cls, sizes: CoreRequestSizes) -> RequestSizes:
+        return cls(before_tokens=sizes.before, after_tokens=sizes.after)
+
+
 # ---------------------------------------------------------------------------------------------
 # rebuild/compute
 # ---------------------------------------------------------------------------------------------
@@ -126,7 +225,13 @@ class TriggerInfo(Result):
     budget: int | None = Field(
         None, description="The working-window budget from compaction.max_context, if any."
     )
-    usage_source: UsageSource
+    usage_source: UsageSource = Field(
+        description="Where `count` comes from: `request` (the `usage` param); `last-finished` (the "
+        "newest finished assistant step of the view); `earlier-step` (that step has no usage: the newest "
+        "assistant step since the view's boundary that has some); `estimate` (no step since the boundary "
+        "has usage: the estimated request, prefix included); `none` (no finished step). The two fallbacks "
+        "add a warning."
+    )
     warnings: list[str] = Field(default_factory=list)
 
 
@@ -145,6 +250,11 @@ class PreviewInfo(Result):
         description="What rebuild/insert would answer now, without waiting for a writer."
     )
     report: RenderReport
+    fidelity: FidelityReport
+    sizes: RequestSizes | None = Field(
+        None,
+        description="When the outcome would be `rebuilt` or `no-gain`: what the inflation guard compares.",
+    )
 
 
 class ComputeResult(Result):
@@ -179,7 +289,9 @@ class InsertParams(Params):
     )
     boundary_message_id: MessageId | None = Field(
         None,
-        description="Use this ID for the boundary instead of minting a MiMo v2 ID (sequence-mode hosts).",
+        description="Use this ID for the boundary instead of minting one. Required (else error 1010 naming "
+        "this field) when the session's IDs are declared ascending but are neither MiMo v2 nor legacy v1 "
+        "IDs: a minted ID would not sort among the host's.",
     )
     agent: NonEmptyStr | None = Field(
         None, description="The turn's agent name; default: from the last user message."
@@ -228,14 +340,18 @@ class InsertResult(Result):
     )
     notice: Notice | None = None
     detail: str | None = Field(None, description="Why nothing was inserted, when it was not.")
+    fidelity: FidelityReport | None = Field(
+        None, description="With every render (rebuilt, no-gain, insert-failed)."
+    )
+    sizes: RequestSizes | None = Field(
+        None, description="With a built boundary (rebuilt, no-gain): the sizes the inflation guard compared."
+    )
     warnings: list[str] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------------------------
 # request/build
 # ---------------------------------------------------------------------------------------------
-
-
 
 
 class BuildTarget(Params):
@@ -270,6 +386,20 @@ class CacheOptions(Params):
     ttl: Literal["5m", "1h"] = Field("5m", description="`cache_control.ttl` of every breakpoint.")
 
 
+# The output options of a request (request/build, checkpoint/prepare).
+FormatParam = Annotated[
+    RequestFormat,
+    Field(description='The output format of `messages` and `prefix.request` (protocol.md "Formats").'),
+]
+TargetParam = Annotated[
+    BuildTarget | None, Field(description="The model the request goes to (reasoning replay, media).")
+]
+CacheParam = Annotated[
+    CacheOptions | None,
+    Field(description="Put up to 4 Anthropic `cache_control` breakpoints (`format: anthropic`)."),
+]
+
+
 class BuildParams(Params):
     session_id: SessionId
     agent_id: AgentId = MAIN_AGENT
@@ -291,15 +421,9 @@ class BuildParams(Params):
         description="With `purpose: writer`: the writer's watermark. Default: the in-flight writer's, "
         "else the one `rebuild/compute` reports.",
     )
-    format: RequestFormat = Field(
-        "ai-sdk", description='The output format of `messages` and `prefix.request` (protocol.md "Formats").'
-    )
-    target: BuildTarget | None = Field(
-        None, description="The model the request goes to (reasoning replay, media)."
-    )
-    cache: CacheOptions | None = Field(
-        None, description="Put up to 4 Anthropic `cache_control` breakpoints (`format: anthropic`)."
-    )
+    format: FormatParam = "ai-sdk"
+    target: TargetParam = None
+    cache: CacheParam = None
 
 
 class RequestPrefixInfo(Result):

@@ -84,6 +84,12 @@ def _user(mid: str, text: str, created: int) -> dict[str, Any]:
     }
 
 
+# What the assistant read: long enough that a rebuild makes the request smaller (the inflation guard).
+_APP_TS = "".join(
+    f"export function step{n}(input: Input): Output {{\n  return transform(input, {{ stage: {n} }})\n}}\n"
+    for n in range(1, 25)
+)
+
 _ASSISTANT = {
     "info": {
         "id": _A1,
@@ -104,7 +110,7 @@ _ASSISTANT = {
             "state": {
                 "status": "completed",
                 "input": {"filePath": "src/app.ts"},
-                "output": "export const app = 1\n",
+                "output": _APP_TS,
                 "title": "src/app.ts",
                 "metadata": {},
                 "time": {"start": 1760000002000, "end": 1760000003000},
@@ -380,6 +386,44 @@ register(
         rb.BuildParams,
         rb.BuildResult,
         {"sessionId": _SID},
+    )
+)
+
+# ---------------------------------------------------------------------------------------------
+# The checkpoint writer kit (behavior.md#writer-kit)
+# ---------------------------------------------------------------------------------------------
+
+from . import checkpoint as ck  # noqa: E402  (kept beside its entries)
+
+register(
+    MethodSpec(
+        "checkpoint/prepare",
+        "request",
+        "client → sidecar",
+        "Checkpoint writer",
+        "The checkpoint writer's one model call: its messages with the instructions last, in any format; "
+        "registers the writer when none is in flight.",
+        ck.PrepareParams,
+        ck.PrepareResult,
+        {"sessionId": _SID, "watermark": _A1, "format": "anthropic"},
+    )
+)
+register(
+    MethodSpec(
+        "checkpoint/commit",
+        "request",
+        "client → sidecar",
+        "Checkpoint writer",
+        "Writes the writer's reply as checkpoint.md (atomically, inside the memory root) and settles the "
+        "writer as a success.",
+        ck.CommitParams,
+        ck.CommitResult,
+        {
+            "sessionId": _SID,
+            "watermark": _A1,
+            "content": "# Session checkpoint\n\nTopic: fix the failing build\n\n## §1 Active intent\n"
+            "_What the user wants now, …_\n- Latest ask: “Fix the failing build”\n…",
+        },
     )
 )
 

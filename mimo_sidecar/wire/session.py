@@ -139,11 +139,21 @@ class OpenParams(Params):
         description="Declare that this session's message IDs sort in creation order as plain strings "
         "(ID mode, spec §2.10).",
     )
+    create_checkpoint: bool = Field(
+        False,
+        description="Create the session's checkpoint.md from the template when it is missing (never "
+        "replaces one). A file that cannot be written fails the open (1009) and nothing is kept.",
+    )
 
 
 class OpenResult(Result):
     session_id: SessionId
     revision: Revision
+    checkpoint_created: bool | None = Field(
+        None,
+        description="With `createCheckpoint`: true when this open created checkpoint.md from the template, "
+        "false when one existed. Absent otherwise.",
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 - `client` (module scope): an initialized client with a fresh temporary memory root. Modules using
   it run their tests on the module's event loop:
   `pytestmark = pytest.mark.asyncio(loop_scope="module")`.
+- `rb` (module scope): the same with short writer waits and work-done progress (rebuild tests).
 - `fresh_client` (function scope): a client whose server has not been initialized yet.
 """
 
@@ -71,6 +72,26 @@ async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFa
     root = tmp_path_factory.mktemp("memory")
     lsp_client.memory_root = root  # type: ignore[attr-defined]
     await lsp_client.initialize_session(init_params(root))
+    yield
+    await lsp_client.shutdown_session()
+
+
+# Writer-wait bounds shortened for the rebuild tests, so a writer that never finishes costs 1.5 s.
+WAIT_MS = 1500
+SHORT_WAITS = {"checkpoint": {"writer_wait_ms": {"with_watermark": WAIT_MS, "without_watermark": WAIT_MS}}}
+
+
+@pytest_lsp.fixture(scope="module", config=SERVER)
+async def rb(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[None]:
+    """An initialized client for the rebuild tests: a fresh memory root, `SHORT_WAITS`, and
+    `window.workDoneProgress`, so the sidecar reports `$/progress` (in `progress_reports`)."""
+    root = tmp_path_factory.mktemp("memory")
+    lsp_client.memory_root = root  # type: ignore[attr-defined]
+    params = init_params(root, SHORT_WAITS)
+    params.capabilities = types.ClientCapabilities(
+        window=types.WindowClientCapabilities(work_done_progress=True)
+    )
+    await lsp_client.initialize_session(params)
     yield
     await lsp_client.shutdown_session()
 

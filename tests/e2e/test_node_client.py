@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TITLE, SECTIONS
+
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,8 +105,17 @@ def test_node_example_client_full_cycle(node: str, tmp_path: Path) -> None:
     assert proc.returncode == 0, context
     assert result["ok"] is True, context
 
-    # The demo seeded the checkpoint file the rebuild renders from, in the root it was given.
-    assert (memory_root / "sessions" / "ses_nodeExampleDemo01" / "checkpoint.md").is_file()
+    # The writer kit: session/open created checkpoint.md from the template, checkpoint/prepare
+    # registered the writer with its instructions last, the JS stand-in filled the template and
+    # checkpoint/commit wrote it, in the root the demo was given; the boundary carries its topic.
+    checkpoint = memory_root / "sessions" / "ses_nodeExampleDemo01" / "checkpoint.md"
+    text = checkpoint.read_text(encoding="utf-8")
+    assert result["checkpointCreated"] is True and result["prepareStarted"] is True, context
+    assert result["instructionsLast"] is True and result["commitWatermark"], context
+    assert text.startswith(CHECKPOINT_TITLE) and f"Topic: {result['checkpointTopic']}\n" in text, context
+    assert all(section.heading in text for section in SECTIONS), context
+    assert "- Latest ask: \u201c" in text, context  # a section the stand-in filled
+    assert result["boundaryTopic"] == result["checkpointTopic"] and "CSV export" in text, context
 
     # The rebuild waited for the writer: busy "Preparing conversation context…", then idle.
     statuses = result["statuses"]

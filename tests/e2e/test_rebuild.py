@@ -4,28 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import LanguageClient
 
 from mimo_sidecar.core import texts
 
-from .conftest import client_factory
-from .rawclient import hook_env
+from .conftest import SHORT_WAITS, WAIT_MS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 T0 = 1_760_000_000_000
 SID = "ses_rebuild"
-WAIT_MS = 1500  # shortened writer-wait bounds, so the never-finishing writer test is quick
-CONFIG = {"checkpoint": {"writer_wait_ms": {"with_watermark": WAIT_MS, "without_watermark": WAIT_MS}}}
+CONFIG = SHORT_WAITS  # the config `rb` starts with (sidecar/configure restores it)
 
 
 def _part(mid: str, n: int, body: dict[str, Any]) -> dict[str, Any]:
@@ -95,26 +90,6 @@ def write_memory(root: Path, sid: str) -> None:
 
 
 MODEL = {"contextWindow": 200_000, "providerId": "anthropic", "modelId": "claude"}
-
-SERVER = ClientServerConfig(
-    server_command=[sys.executable, "-m", "mimo_sidecar"],
-    client_factory=client_factory,
-    server_env=hook_env(),
-)
-
-
-@pytest_lsp.fixture(scope="module", config=SERVER)
-async def rb(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[None]:
-    root = tmp_path_factory.mktemp("memory")
-    lsp_client.memory_root = root  # type: ignore[attr-defined]
-    caps = types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True))
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=caps, initialization_options={"memoryRoot": str(root), "config": CONFIG}
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def call(client: LanguageClient, method: str, params: dict[str, Any]) -> Any:

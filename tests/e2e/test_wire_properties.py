@@ -54,7 +54,12 @@ LONG_EXAMPLES = int(os.environ.get("MIMO_FUZZ_EXAMPLES", "0"))
 ANSWER_SECONDS = 5.0
 T0 = 1_760_000_000_000
 WAIT_MS = 200  # short writer-wait bounds: a generated writerStarted must not stall later inserts
-CONFIG = {"checkpoint": {"writer_wait_ms": {"with_watermark": WAIT_MS, "without_watermark": WAIT_MS}}}
+CONFIG = {  # no inflation guard: the generated sessions are small, and their rebuilds must happen
+    "checkpoint": {
+        "writer_wait_ms": {"with_watermark": WAIT_MS, "without_watermark": WAIT_MS},
+        "inflation_guard": False,
+    }
+}
 BY_CODE = {spec.code: spec for spec in errors.ERRORS}
 METHODS = [
     name
@@ -316,6 +321,12 @@ def templates(wire: Wire, host: HostData, fresh_sid: str) -> dict[str, Any]:
         "session/close": {"sessionId": sid},
         "checkpoint/writerStarted": {"sessionId": sid, "watermark": ids[0]},
         "checkpoint/writerFinished": {"sessionId": sid, "outcome": "success", "retryable": False},
+        "checkpoint/prepare": {"sessionId": sid, "watermark": ids[0], "format": "anthropic"},
+        "checkpoint/commit": {
+            "sessionId": sid,
+            "watermark": ids[0],
+            "content": "# Session checkpoint\nTopic: t\n",
+        },
         "rebuild/compute": {
             "sessionId": sid,
             "usage": {"input": 150_000, "output": 10, "cache": {"read": 1, "write": 2}},

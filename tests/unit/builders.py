@@ -8,10 +8,13 @@ what sequence mode expects from messages registered in creation order; pass `seq
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
+from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Json, Message
 from mimo_sidecar.core.ordering import Ordering
+from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
 
 _seq = itertools.count(1)
 _UNSET: Any = object()
@@ -175,6 +178,30 @@ def function_call_output(call_id: str, output: Any = "ok", *, is_error: bool = F
     if is_error:
         part["is_error"] = True
     return part
+
+
+# -- sessions and memory roots -------------------------------------------------------------------
+def sync(session: Session, messages: list[Message]) -> Session:
+    """Register `messages` in one batch, in list order (creation order for sequence mode)."""
+    session.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in messages]))
+    return session
+
+
+def session_of(
+    messages: list[Message], session_id: str, project_id: str | None = "proj", **kw: Any
+) -> Session:
+    """A session holding `messages`; keyword arguments go to `Session` (e.g. `ids_ascending=`)."""
+    return sync(Session(session_id, project_id, **kw), messages)
+
+
+def checkpoint_memory(
+    root: Any, session_id: str, content: str = "Topic: work\n\n## Intent\n\nDo it.\n"
+) -> MemoryRoot:
+    """A memory root under `root` whose session has a `checkpoint.md` with `content`."""
+    sdir = Path(root) / "sessions" / session_id
+    sdir.mkdir(parents=True, exist_ok=True)
+    (sdir / "checkpoint.md").write_text(content, encoding="utf-8")
+    return MemoryRoot(str(root))
 
 
 # -- orderings -------------------------------------------------------------------------------------

@@ -2,8 +2,10 @@
 
 The insert writes its answer before the session changes (`engine.plan_insert`, the service's
 `answer`, `engine.apply_insert`): an answer that cannot be written leaves the boundary out, the
-compaction marks off and a one-time notice unshown; the request gets -32603 for its id. A response
-the protocol cannot encode becomes an internal error for its id; a notification is dropped.
+compaction marks off and a one-time notice unshown; the request gets -32603 for its id. The same for
+`checkpoint/prepare`, whose answer carries host text: no writer is registered unless it is answered.
+A response the protocol cannot encode becomes an internal error for its id; a notification is
+dropped.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import pytest
 
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
+from mimo_sidecar.core.formats import AI_SDK_OUTPUT
 from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.outcomes import Inserted
 from mimo_sidecar.jsonrpc_codec import loads
 from mimo_sidecar.rpc.handlers import rebuild as rebuild_handlers
 from mimo_sidecar.rpc.server import build_server
@@ -27,6 +29,8 @@ from tests.unit.builders import assistant, text, tool, usage, user
 
 SID = "ses_atomic"
 T0 = 1_700_000_000_000
+# A small session: without the inflation guard its rebuild is `rebuilt` (not `no-gain`).
+CONFIG = RebuildConfig(inflation_guard=False)
 
 
 def history() -> list[dict[str, Any]]:
@@ -57,12 +61,12 @@ class AnswerFailed(Exception):
     pass
 
 
-def failing_answer(inserted: Inserted) -> None:
-    raise AnswerFailed(inserted.outcome)
+def failing_answer(outcome: Any) -> None:
+    raise AnswerFailed(getattr(outcome, "outcome", "prepared"))
 
 
 async def test_an_insert_whose_answer_fails_changes_nothing(memory_root: Path) -> None:
-    svc = SidecarService(memory_root=memory_root, clock=lambda: T0 + 99)
+    svc = SidecarService(memory_root=memory_root, config=CONFIG, clock=lambda: T0 + 99)
     svc.open(OpenRequest(SID, messages=history(), watermark="m02"))
     before = snapshot(svc)
     request = InsertRequest(SID, "auto", "main")
@@ -79,7 +83,9 @@ async def test_an_insert_whose_answer_fails_changes_nothing(memory_root: Path) -
 
 
 async def test_a_one_time_notice_is_spent_only_when_answered(memory_root: Path) -> None:
-    svc = SidecarService(memory_root=memory_root, config=RebuildConfig(checkpoint_disabled=True))
+    svc = SidecarService(
+        memory_root=memory_root, config=RebuildConfig(checkpoint_disabled=True, inflation_guard=False)
+    )
     svc.open(OpenRequest(SID, messages=history(), watermark="m02"))
     request = InsertRequest(SID, "auto", "main")
     with pytest.raises(AnswerFailed, match="checkpoint-off"):
@@ -90,7 +96,7 @@ async def test_a_one_time_notice_is_spent_only_when_answered(memory_root: Path) 
 
 
 def test_plan_then_apply_is_what_insert_does(memory_root: Path) -> None:
-    planned, direct = SidecarService(memory_root=memory_root), SidecarService(memory_root=memory_root)
+    planned, direct = (SidecarService(memory_root=memory_root, config=CONFIG) for _ in range(2))
     for svc in (planned, direct):
         svc.open(OpenRequest(SID, messages=history(), watermark="m02"))
         svc.minter = IdMinter(random_bytes=bytes)  # the same IDs on both sides
@@ -109,7 +115,7 @@ def test_plan_then_apply_is_what_insert_does(memory_root: Path) -> None:
 async def test_rpc_insert_that_cannot_be_encoded_is_an_internal_error_and_changes_nothing(
     memory_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    harness = Harness(memory_root=str(memory_root))
+    harness = Harness(memory_root=str(memory_root), config=CONFIG)
     await harness.call("session/open", {"sessionId": SID, "messages": history(), "watermark": "m02"})
     before = await harness.call("session/get", {"sessionId": SID})
 
@@ -123,6 +129,16 @@ async def test_rpc_insert_that_cannot_be_encoded_is_an_internal_error_and_change
     monkeypatch.undo()
     done = await harness.call("rebuild/insert", {"sessionId": SID, "reason": "auto"})
     assert done["outcome"] == "rebuilt" and done["revision"] == before["revision"] + 1
+
+
+def test_a_prepare_whose_answer_fails_registers_no_writer(memory_root: Path) -> None:
+    svc = SidecarService(memory_root=memory_root, config=CONFIG)
+    svc.open(OpenRequest(SID, messages=history(), watermark="m02"))
+    with pytest.raises(AnswerFailed):
+        svc.prepare_writer(SID, "m02", AI_SDK_OUTPUT, failing_answer)
+    assert svc.describe(SID).writer.in_flight is False
+    prepared = svc.prepare_writer(SID, "m02")
+    assert prepared.started and svc.describe(SID).writer.in_flight is True
 
 
 class Frames:

@@ -12,7 +12,7 @@ from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
-from tests.unit.builders import assistant, text, tool, usage, user
+from tests.unit.builders import assistant, reasoning, text, tool, usage, user
 
 T0 = 1_700_000_000_000
 SID = "ses_demo"
@@ -25,10 +25,19 @@ def _open(messages: list[Message], **kw) -> Session:
 
 
 def _history() -> list[Message]:
-    """u1 a1 u2 a2(read, bash, actor tools; tool-calls) a3(stop) — timestamps 10 ms apart."""
+    """u1 a1 u2 a2(read, bash, actor tools; tool-calls) a3(stop) — timestamps 10 ms apart.
+
+    a1's long reasoning is what a rebuild at W = a1 saves: without it the boundary would be larger
+    than the history it replaces, and the inflation guard would refuse the rebuild (no-gain)."""
     return [
         user("m01", text("please fix the lexer"), created=T0),
-        assistant("m02", text("looking"), created=T0 + 10, tokens=usage(1000, 100)),
+        assistant(
+            "m02",
+            reasoning("weighing how the lexer should stream its tokens " * 250),
+            text("looking"),
+            created=T0 + 10,
+            tokens=usage(1000, 100),
+        ),
         user("m03", text("also check the parser"), created=T0 + 20),
         assistant(
             "m04",

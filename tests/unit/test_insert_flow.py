@@ -13,7 +13,7 @@ from mimo_sidecar.core.config import PushCaps, RebuildConfig
 from mimo_sidecar.core.errors import DomainError, ErrorCode
 from mimo_sidecar.core.outcomes import Inserted
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
-from tests.unit.builders import assistant, text, usage, user
+from tests.unit.builders import assistant, reasoning, text, usage, user
 
 SID = "ses_flow"
 T0 = 1_700_000_000_000
@@ -44,9 +44,16 @@ class StatusLog(list[tuple[str, str]]):
 
 
 def history() -> list[dict]:
+    """m02's long reasoning is what a rebuild covering it saves (else the inflation guard refuses)."""
     msgs = [
         user("m01", text("please fix the lexer"), created=T0),
-        assistant("m02", text("looking"), created=T0 + 10, tokens=usage(1000, 100)),
+        assistant(
+            "m02",
+            reasoning("weighing the lexer " * 600),
+            text("looking"),
+            created=T0 + 10,
+            tokens=usage(1000, 100),
+        ),
         user("m03", text("also check the parser"), created=T0 + 20),
         assistant("m04", text("tests pass"), created=T0 + 30, tokens=usage(2000, 100)),
     ]
@@ -155,3 +162,65 @@ async def test_a_session_closed_and_reopened_during_the_wait_is_not_written_to(m
         await asyncio.wait_for(insert, 5)
     assert exc.value.code is ErrorCode.SESSION_NOT_FOUND
     assert svc.describe(SID).revision == 1  # the new session was not touched
+
+
+async def test_cold_start_without_a_checkpoint_file_waits_with_the_long_bound(memory_root: Path) -> None:
+    """A stored watermark but no checkpoint.md yet, and a writer in flight: the insert waits for it
+    with the no-watermark bound (behavior.md#cold-start), then rebuilds from the file it wrote."""
+    log = StatusLog()
+    svc = service(memory_root, log)
+    checkpoint = memory_root / "sessions" / SID / "checkpoint.md"
+    text_before = checkpoint.read_text()
+    checkpoint.unlink()
+    svc.configure(RebuildConfig(writer_wait_with_watermark_ms=10, writer_wait_without_watermark_ms=5000))
+    svc.writer_started(SID, "m04")
+    insert = asyncio.ensure_future(svc.insert(InsertRequest(SID, "auto", "main")))
+    await until_waiting(log)
+    await asyncio.sleep(0.05)  # longer than the short bound: the long one applies
+    assert not insert.done()
+    checkpoint.write_text(text_before)
+    svc.writer_finished(SID, "success")
+    inserted = await asyncio.wait_for(insert, 5)
+    assert inserted.outcome == "rebuilt" and inserted.wait is not None
+    assert (inserted.wait.result, inserted.wait.bound_ms) == ("success", 5000)
+    assert inserted.result is not None and inserted.result.watermark == "m04"  # the writer's
+    assert log == [("busy", texts.PREPARING_STATUS), ("idle", "")]
+
+
+async def test_cold_start_timeout_is_writer_failed_and_leaves_the_writer(memory_root: Path) -> None:
+    svc = service(memory_root, StatusLog())
+    svc.sessions.require(SID).session.watermark = None
+    svc.configure(RebuildConfig(writer_wait_without_watermark_ms=30))
+    svc.writer_started(SID, "m02")
+    inserted = await asyncio.wait_for(svc.insert(InsertRequest(SID, "auto", "main")), 5)
+    assert inserted.outcome == "writer-failed" and inserted.wait is not None
+    assert inserted.wait.result == "timeout" and inserted.wait.bound_ms == 30
+    assert svc.describe(SID).writer.in_flight and svc.describe(SID).revision == 1
+
+
+async def test_a_cold_start_cancelled_during_its_wait_changes_nothing(memory_root: Path) -> None:
+    log = StatusLog()
+    svc = service(memory_root, log)
+    svc.sessions.require(SID).session.watermark = None
+    svc.writer_started(SID, "m02")
+    before = svc.describe(SID)
+    insert = asyncio.ensure_future(svc.insert(InsertRequest(SID, "auto", "main")))
+    await until_waiting(log)
+    insert.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await insert
+    assert svc.describe(SID) == before and log[-1] == ("idle", "")
+    svc.writer_finished(SID, "success")  # the writer is still the one in flight, and settles
+    assert (await svc.insert(InsertRequest(SID, "auto", "main"))).outcome == "rebuilt"
+
+
+async def test_with_nothing_in_flight_the_cold_start_gates_answer_at_once(memory_root: Path) -> None:
+    log = StatusLog()
+    svc = service(memory_root, log)
+    svc.sessions.require(SID).session.watermark = None
+    no_watermark = await svc.insert(InsertRequest(SID, "auto", "main"))
+    (memory_root / "sessions" / SID / "checkpoint.md").unlink()
+    no_checkpoint = await svc.insert(InsertRequest(SID, "auto", "main"))
+    assert (no_watermark.outcome, no_checkpoint.outcome) == ("no-watermark", "no-checkpoint")
+    assert no_watermark.wait is None and no_checkpoint.wait is None
+    assert [state for state, _ in log if state == "busy"] == []  # nothing waited, nothing shown

@@ -15,6 +15,7 @@ from mimo_sidecar.core.boundary import LastMessageInfo
 from mimo_sidecar.core.config import PushCaps
 from mimo_sidecar.core.jstext import est, len16
 from mimo_sidecar.core.memory_files import MemoryRoot
+from mimo_sidecar.core.recent_user import raw_user_text, recent_user_entries, truncate_user
 from mimo_sidecar.core.render import (
     RenderInputs,
     RenderResult,
@@ -22,12 +23,9 @@ from mimo_sidecar.core.render import (
     actor_line,
     greedy_lines,
     ledger_text,
-    raw_user_text,
-    recent_user_entries,
     render,
     strip_h1,
     truncate_ledger,
-    truncate_user,
 )
 from tests.unit.builders import assistant, checkpoint, text, tool, tool_result, user
 

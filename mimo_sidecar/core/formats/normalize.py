@@ -601,3 +601,14 @@ def add_reminder(turns: list[Turn], msgs: Sequence[Message], reminder: str, repo
         while at < len(turns) and turns[at].role == "tool":  # never between a call and its results
             at += 1
     turns.insert(at, Turn("user", [Text(reminder)], [target.id]))
+
+
+def add_closing_text(turns: list[Turn], text: str, source: str) -> None:
+    """`text` as the request's last user content (the checkpoint writer's instructions,
+    behavior.md#writer-request): appended to a final user turn, else a user turn of its own after
+    everything, its source `source`. Each renderer then applies its own rules (a user turn after
+    tool results merges with them where the provider wants one message)."""
+    if turns and turns[-1].role == "user" and not turns[-1].boundary:
+        turns[-1].blocks.append(Text(text))
+        return
+    turns.append(Turn("user", [Text(text)], [source]))

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import lifecycle, rebuild, sessions, testhooks
+from . import checkpoint, lifecycle, rebuild, sessions, testhooks
 
 if TYPE_CHECKING:
     from ..server import SidecarServer
 
-AREAS = (lifecycle, sessions, rebuild, testhooks)
+AREAS = (lifecycle, sessions, checkpoint, rebuild, testhooks)
 
 
 def register_all(server: SidecarServer) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...core import engine
 from ...core.formats import BuildOutput, Target
@@ -12,6 +12,7 @@ from ...core.render import RenderResult
 from ...jsonrpc_codec import EncodedJson
 from ...service import InsertRequest
 from ...wire import rebuild as w
+from ...wire.checkpoint import PrepareParams
 from ..dispatch import encode_result, rpc_method
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def target_of(t: w.BuildTarget | None) -> Target | None:
     return Target(t.provider_id, t.model_id, t.thinking, t.images, t.tool_result_media, given=True)
 
 
-def output_of(p: w.BuildParams) -> BuildOutput:
+def output_of(p: w.BuildParams | PrepareParams) -> BuildOutput:
     return BuildOutput(p.format, target_of(p.target), p.cache.ttl if p.cache else None)
 
 
@@ -97,9 +98,12 @@ def compute_result(computed: Computed, include_text: bool) -> w.ComputeResult:
         stored_watermark=res.stored_watermark,
         writer_in_flight=computed.writer_in_flight,
         preview=None
-        if res.preview is None
+        if res.preview is None or res.fidelity is None
         else w.PreviewInfo(
-            outcome=res.preview_outcome or "insert-failed", report=report_of(res.preview, include_text)
+            outcome=res.preview_outcome or "insert-failed",
+            report=report_of(res.preview, include_text),
+            fidelity=w.FidelityReport.of(res.fidelity),
+            sizes=w.RequestSizes.of(res.sizes) if res.sizes is not None else None,
         ),
     )
 
@@ -127,13 +131,16 @@ def insert_result(inserted: Inserted) -> w.InsertResult:
         status_text=inserted.status_text,
         notice=None if notice is None else w.Notice(kind=notice.kind, text=notice.text),
         detail=inserted.detail,
+        fidelity=w.FidelityReport.of(res.fidelity) if res and res.fidelity else None,
+        sizes=w.RequestSizes.of(res.sizes) if res and res.sizes else None,
         warnings=res.warnings if res else [],
     )
 
 
-def build_result(built: Built, fmt: str) -> w.BuildResult:
+def build_fields(built: Built, fmt: str) -> dict[str, Any]:
+    """The fields of a `BuildResult` (also the first fields of `checkpoint/prepare`'s result)."""
     res = built.result
-    return w.BuildResult(
+    return dict(
         revision=built.revision,
         prefix=w.RequestPrefixInfo(
             system=res.prefix.system, tools=res.prefix.tools, hash=res.prefix.hash, request=res.prefix.request
@@ -150,6 +157,10 @@ def build_result(built: Built, fmt: str) -> w.BuildResult:
         usage_pending=res.usage_pending,
         warnings=res.request.warnings,
     )
+
+
+def build_result(built: Built, fmt: str) -> w.BuildResult:
+    return w.BuildResult(**build_fields(built, fmt))
 
 
 def register(server: SidecarServer) -> None:

@@ -1,4 +1,4 @@
-"""Session handlers: session/open, /sync, /get, /close; checkpoint/writerStarted, /writerFinished."""
+"""Session handlers: session/open, /sync, /get, /close (the writer handshake is in `checkpoint`)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,10 @@ def register(server: SidecarServer) -> None:
             parent_id=p.parent.session_id if p.parent else None,
             parent_watermark=p.parent.watermark if p.parent else None,
         )
-        return w.OpenResult(session_id=p.session_id, revision=ls.service.open(request))
+        opened = ls.service.open(request, create_checkpoint=p.create_checkpoint)
+        return w.OpenResult(
+            session_id=p.session_id, revision=opened.revision, checkpoint_created=opened.checkpoint_created
+        )
 
     @rpc_method(server, "session/sync", w.SyncParams)
     async def session_sync(ls: SidecarServer, p: w.SyncParams) -> w.SyncResult:
@@ -78,15 +81,3 @@ def register(server: SidecarServer) -> None:
     async def session_close(ls: SidecarServer, p: w.SessionRef) -> w.CloseResult:
         ls.service.close(p.session_id)
         return w.CloseResult()
-
-    @rpc_method(server, "checkpoint/writerStarted", w.WriterStartedParams)
-    async def writer_started(ls: SidecarServer, p: w.WriterStartedParams) -> w.WriterStartedResult:
-        start = ls.service.writer_started(p.session_id, p.watermark)
-        return w.WriterStartedResult(state=start.state, watermark=start.watermark)
-
-    @rpc_method(server, "checkpoint/writerFinished", w.WriterFinishedParams)
-    async def writer_finished(ls: SidecarServer, p: w.WriterFinishedParams) -> w.WriterFinishedResult:
-        done = ls.service.writer_finished(p.session_id, p.outcome, p.retryable)
-        return w.WriterFinishedResult(
-            watermark=done.watermark, promoted=done.promoted, writer=writer_info(done.writer)
-        )
