@@ -1,7 +1,7 @@
 """Command line: `mimo-sidecar [--stdio] [--clientProcessId PID] [--log-file PATH] [--log-level LEVEL]`.
 
-`mimo-sidecar import ...` is a separate command (import_command.py): it converts a transcript and
-exits, without claiming stdio or starting the server.
+`mimo-sidecar import ...` and `mimo-sidecar inspect ...` are separate commands (import_command.py,
+inspect_command.py): they read a transcript and exit, without claiming stdio or starting the server.
 
 Order matters: arguments are parsed while stdout is still the real one (so `--version` and
 `--help` print there), then stdio is claimed for frames, then logging starts, then the server.
@@ -26,14 +26,15 @@ logger = logging.getLogger("mimo_sidecar")
 
 EXIT_DEADLINE_SECONDS = 0.4  # after the transport stops, the process ends within this time
 IMPORT_COMMAND = "mimo-sidecar import"
+INSPECT_COMMAND = "mimo-sidecar inspect"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="mimo-sidecar",
         description="Context-rebuild sidecar: JSON-RPC 2.0 over stdio (Content-Length framing).",
-        epilog=f"Also: '{IMPORT_COMMAND} FILE' prints a transcript as session/open params "
-        f"(see '{IMPORT_COMMAND} --help').",
+        epilog=f"Also: '{INSPECT_COMMAND} FILE' shows what a rebuild would do to a transcript; "
+        f"'{IMPORT_COMMAND} FILE' prints it as session/open params (each has --help).",
     )
     parser.add_argument("--version", action="version", version=f"mimo-sidecar {__version__}")
     parser.add_argument(
@@ -71,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         from .import_command import main as import_main
 
         return import_main(argv[1:])
+    if argv[:1] == ["inspect"]:
+        from .inspect_command import main as inspect_main
+
+        return inspect_main(argv[1:])
     args, unknown = build_parser().parse_known_args(argv)
     allow_nesting_of_frames()
     rpc_in, rpc_out = claim_stdio()

@@ -7,17 +7,15 @@ that cannot be imported gives one line on stderr naming the file and the line, a
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 import orjson
 
 from .importers import FORMATS, ImportResult, TranscriptError, import_transcript
+from .oneshot import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, add_source_arguments, write_stdout
+from .oneshot import fail as _fail_as
 
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_BAD_INPUT = 2
 PROG = "mimo-sidecar import"
 
 
@@ -27,19 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read an agent transcript and print the session/open params of the sidecar as JSON. "
         "The import report (what was kept, left out, adjusted) goes to stderr.",
     )
-    parser.add_argument(
-        "file", metavar="FILE", help="transcript file (or OpenCode storage / Cline task directory)"
-    )
-    parser.add_argument(
-        "--format", choices=FORMATS, help="source format (default: detected from the content)"
-    )
+    add_source_arguments(parser, FORMATS, "transcript file (or OpenCode storage / Cline task directory)")
     parser.add_argument("--output", "-o", metavar="OUT", help="write the JSON here instead of stdout")
-    parser.add_argument("--session", metavar="ID", help="the session to import when the source holds several")
-    parser.add_argument(
-        "--skip-bad-lines",
-        action="store_true",
-        help="skip (and count) unreadable JSONL lines or storage files instead of stopping at the first",
-    )
     parser.add_argument("--pretty", action="store_true", help="indent the JSON")
     parser.add_argument("--quiet", "-q", action="store_true", help="do not print the report")
     return parser
@@ -76,13 +63,8 @@ def _write(payload: bytes, output: str | None) -> None:
     if output is not None:
         Path(output).write_bytes(payload)
         return
-    try:
-        sys.stdout.buffer.write(payload)
-        sys.stdout.buffer.flush()
-    except BrokenPipeError:  # `... | head`: the reader left; not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    write_stdout(payload)
 
 
 def _fail(message: str, code: int) -> int:
-    sys.stderr.write(f"{PROG}: error: {message}\n")
-    return code
+    return _fail_as(PROG, message, code)
