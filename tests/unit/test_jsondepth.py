@@ -21,7 +21,8 @@ def depth_of(value: object) -> int:
     return 0
 
 
-tricky_text = st.text(alphabet=st.sampled_from('[]{}"\\\\:,ab \u00e9\U0001f600'), max_size=12)
+# Brackets, quotes and backslashes inside strings, and the letters of escapes (\n, \t, \u0001, \/).
+tricky_text = st.text(alphabet=st.sampled_from('[]{}"\\\\/:,abentu \n\t\x01\u00e9\U0001f600'), max_size=12)
 values = st.recursive(
     st.none() | st.integers() | tricky_text,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(tricky_text, inner, max_size=3),
@@ -46,6 +47,12 @@ def test_escapes_and_strings_split_across_chunk_boundaries(monkeypatch: pytest.M
         body = json.dumps(value).encode()
         assert not nests_deeper_than(body, depth_of(value))
         assert nests_deeper_than(body, depth_of(value) - 1)
+
+
+def test_every_escape_letter_keeps_its_backslash_away_from_the_quotes() -> None:
+    body = b'["\\/[", "\\b\\f\\n\\r\\t\\u005b[[[", "\\\\", "\\"[\\""]'
+    assert json.loads(body) == ["/[", "\b\f\n\r\t[[[[", "\\", '"["']
+    assert not nests_deeper_than(body, 1) and nests_deeper_than(body, 0)
 
 
 def test_deep_frames() -> None:
