@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean venv
+.PHONY: demo test bench lint docs fuzz clean venv
 
 venv: $(STAMP)
 
@@ -20,6 +20,16 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# protocol.md: the examples recorded from a real run of the sidecar, the schemas from the models.
+docs: $(STAMP)
+	$(PY) -m mimo_sidecar.rpc.doc_examples
+
+# The wire property test's long profile: FUZZ_EXAMPLES generated sessions over stdio (minutes).
+FUZZ_EXAMPLES ?= 3000
+fuzz: $(STAMP)
+	MIMO_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider -o timeout=0 \
+		--hypothesis-show-statistics tests/e2e/test_wire_properties.py
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run

@@ -18,6 +18,7 @@ import sys
 import threading
 
 from . import __version__
+from .jsondepth import MAX_NESTING
 from .logs import LEVELS, configure_logging
 from .stdio import claim_stdio
 
@@ -58,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def allow_nesting_of_frames() -> None:
+    """Frames may nest `MAX_NESTING` (1024) levels: host data that deep is estimated (a recursive
+    JSON.stringify) and written back (the stdlib encoder, when orjson stops at 254 levels) on a
+    stack that already holds the event loop's frames, over Python's default limit of 1000."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_NESTING))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["import"]:
@@ -69,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return inspect_main(argv[1:])
     args, unknown = build_parser().parse_known_args(argv)
+    allow_nesting_of_frames()
     rpc_in, rpc_out = claim_stdio()
     try:
         configure_logging(args.log_level, args.log_file)

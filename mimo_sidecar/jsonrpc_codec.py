@@ -2,18 +2,34 @@
 
 orjson on the fast path; ijson's C backend for very large frames; the standard library only for
 what those refuse but JSON allows (lone surrogate escapes, numbers beyond the double range).
+
+What a JavaScript host may send, and what comes back:
+
+- A lone UTF-16 surrogate (`"\\udc00"`, from an editor buffer or model output cut mid-character) is
+  read as that code point and written back as the same `\\udc00` escape, the way `JSON.stringify`
+  writes it: valid UTF-8 JSON that gives the host the same code units. Only messages holding one
+  leave orjson, whose output would be refused.
+- An integer beyond 64 bits is read as the nearest double, as orjson reads it (and JavaScript's
+  `JSON.parse`), whichever parser the frame takes; a number beyond the double range (`1e400`) is
+  read as null: what `JSON.stringify` makes of the `Infinity` a JavaScript host would have parsed.
+- A frame nested deeper than `MAX_NESTING` levels raises `FrameTooDeep` (`jsondepth` says why the
+  limit is checked before parsing), so no parser recurses past what the serializer can write back.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import ijson
 import orjson
+
+from .jsondepth import MAX_NESTING, nests_deeper_than
 
 
 def _reject_constant(name: str) -> Any:
@@ -40,14 +56,47 @@ _STREAMING = _streaming_backend()
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
+class FrameTooDeep(ValueError):
+    """A frame body nests deeper than `MAX_NESTING` levels (it is not parsed)."""
+
+    def __init__(self) -> None:
+        super().__init__(f"nested deeper than {MAX_NESTING} levels")
+
+
 def loads(body: bytes) -> Any:
-    """Parse a frame body. Raises ValueError (or UnicodeDecodeError) when it is not UTF-8 JSON."""
+    """Parse a frame body. Raises FrameTooDeep, or ValueError (or UnicodeDecodeError) when it is not
+    UTF-8 JSON."""
     try:
         if _STREAMING is not None and len(body) > LARGE_FRAME_BYTES and not _SURROGATE_ESCAPE.search(body):
+            if nests_deeper_than(body):
+                raise FrameTooDeep
             return _loads_streaming(body)
-        return orjson.loads(body)
+        return orjson.loads(body)  # refuses more than 1024 levels (MAX_NESTING) itself
     except (orjson.JSONDecodeError, ijson.JSONError):
-        return json.loads(body.decode("utf-8"), parse_constant=_reject_constant)
+        if nests_deeper_than(body):  # before the stdlib parser, which would recurse that deep
+            raise FrameTooDeep from None
+        return json.loads(
+            body.decode("utf-8"),
+            parse_constant=_reject_constant,
+            parse_float=_finite_or_none,
+            parse_int=_int_as_orjson_reads_it,
+        )
+
+
+def _finite_or_none(text: str) -> float | None:
+    number = float(text)
+    return number if math.isfinite(number) else None
+
+
+_INT_RANGE = range(-(2**63), 2**64)  # what orjson keeps as an integer (i64 or u64)
+
+
+def _int_as_orjson_reads_it(text: str) -> int | float | None:
+    if len(text) <= 20:  # every i64 and u64 fits in 20 characters (and int() refuses > 4300 digits)
+        number = int(text)
+        if number in _INT_RANGE:
+            return number
+    return _finite_or_none(text)
 
 
 def _loads_streaming(body: bytes) -> Any:
@@ -59,8 +108,32 @@ def _loads_streaming(body: bytes) -> Any:
 
 
 def dumps(payload: Any, default: Callable[[Any], Any] | None = None) -> bytes:
-    """Serialize an outgoing message as UTF-8 JSON (no ASCII escaping)."""
+    """Serialize an outgoing message as UTF-8 JSON (no ASCII escaping; lone surrogates escaped).
+    Raises TypeError or ValueError for what cannot be JSON."""
     try:
         return orjson.dumps(payload, default=default)
-    except TypeError:  # e.g. an integer beyond 64 bits
-        return json.dumps(payload, default=default, ensure_ascii=False, separators=(",", ":")).encode()
+    except TypeError:  # a lone surrogate, an integer beyond 64 bits, more than 254 levels
+        text = json.dumps(
+            payload, default=default, ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        )
+        return _LONE_SURROGATE.sub(_escape, text).encode("utf-8")
+
+
+@dataclass(frozen=True)
+class EncodedJson:
+    """A value already serialized by `dumps`: the transport writes its bytes as they are."""
+
+    body: bytes
+
+
+def encode_response(msg_id: int | str | None, result: EncodedJson) -> bytes:
+    """The body of a response whose result is already encoded."""
+    return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (dumps(msg_id), result.body)
+
+
+# In the text json.dumps makes, a surrogate code point can only stand for itself inside a string.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"

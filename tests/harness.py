@@ -1,7 +1,7 @@
 """In-process handler tests: the real server's handlers, called without a transport.
 
     harness = Harness(memory_root="/tmp/mem")
-    await harness.call("session/open", {...})        # the JSON result, as the wire would carry it
+    await harness.call("session/open", {...})        # the JSON result, decoded from the wire bytes
     err = await harness.error("session/get", {...})  # the JSON-RPC error object
 
 It goes through `SidecarServer.handlers` (the validated handlers `rpc_method` registers) and
@@ -16,6 +16,7 @@ import copy
 from typing import Any
 
 from mimo_sidecar.core.config import RebuildConfig
+from mimo_sidecar.jsonrpc_codec import loads
 from mimo_sidecar.rpc import errors
 from mimo_sidecar.rpc.server import SidecarServer, build_server
 from mimo_sidecar.service import SidecarService
@@ -51,9 +52,10 @@ class Harness:
         """The method's result; raises RpcFailure for an error answer (params are copied first)."""
         handler = self.server.handlers[method]
         try:
-            return await handler(copy.deepcopy(params))
+            encoded = await handler(copy.deepcopy(params))
         except Exception as exc:
             raise RpcFailure(errors.error_of(exc)) from exc
+        return loads(encoded.body)
 
     async def error(self, method: str, params: Any = None) -> RpcFailure:
         """The error answer of a call that must fail."""

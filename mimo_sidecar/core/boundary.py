@@ -268,6 +268,10 @@ class PlannedMark:
     def part(self) -> Json:
         return self.message.parts[self.index]
 
+    def compact_mark(self, now_ms: int) -> CompactMark:
+        """The mark as an insert reports it (before or after it is set)."""
+        return CompactMark(self.message.id, self.part.get("id"), now_ms)
+
     def marked(self, now_ms: int) -> Json:
         """A copy of the part carrying the mark (the host's dicts are never mutated)."""
         part = self.part
@@ -277,11 +281,11 @@ class PlannedMark:
 
 
 def _apply(mark: PlannedMark, now_ms: int, on_change: OnChange | None) -> CompactMark:
-    part = mark.part
+    reported = mark.compact_mark(now_ms)
     mark.message.parts[mark.index] = mark.marked(now_ms)
     if on_change is not None:
         on_change(mark.message, mark.index)
-    return CompactMark(mark.message.id, part.get("id"), now_ms)
+    return reported
 
 
 def cleared_value(part: Json) -> Any:

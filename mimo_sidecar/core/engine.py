@@ -101,6 +101,17 @@ class InsertResult:
     detail: str | None = None
     fidelity: FidelityReport | None = None  # whenever a render happened
     sizes: RequestSizes | None = None  # whenever a boundary was built (rebuilt, no-gain)
+    changes: SessionChanges | None = None  # a planned `rebuilt`: what `apply_insert` will change
+
+
+@dataclass(frozen=True)
+class SessionChanges:
+    """What a rebuilt insert changes in its session: the parts to mark (at `now_ms`) and the
+    boundary to register."""
+
+    boundary: Message
+    marks: list[PlannedMark]
+    now_ms: int
 
 
 @dataclass(frozen=True)
@@ -324,7 +335,14 @@ def insert_messages(session: Session, reason: str) -> list[Message]:
     return session.slice(MAIN_AGENT) if reason == "manual" else list(session.context_view(MAIN_AGENT))
 
 
-def insert(
+def insert(session: Session, memory: MemoryRoot, config: RebuildConfig, **kw: Any) -> InsertResult:
+    """`plan_insert` then `apply_insert`: the insertion in one step."""
+    result = plan_insert(session, memory, config, **kw)
+    apply_insert(session, result)
+    return result
+
+
+def plan_insert(
     session: Session,
     memory: MemoryRoot,
     config: RebuildConfig,
@@ -339,10 +357,12 @@ def insert(
     boundary_id: str | None = None,
     tool_name_map: dict[str, str] | None = None,
 ) -> InsertResult:
-    """Render, build and insert the boundary, then mark compactable results (§7.2–§7.5).
+    """Render and build the boundary and plan the compaction marks (§7.2–§7.5), changing nothing:
+    a `rebuilt` result carries its `changes` for `apply_insert`, so the caller can write its answer
+    before the session changes, and the change is all or nothing.
 
-    `watermark` is the value read before any writer wait (D4). Nothing is changed unless the
-    outcome is `rebuilt`. Raises DomainError when the host must name the boundary's ID.
+    `watermark` is the value read before any writer wait (D4). Raises DomainError when the host
+    must name the boundary's ID.
     """
     require_boundary_id(session, boundary_id)
     msgs = insert_messages(session, reason)
@@ -384,14 +404,24 @@ def insert(
     if _refused(config, result.sizes):
         result.outcome, result.detail = "no-gain", texts.no_gain(result.sizes.before, result.sizes.after)
         return result
-    result.compacted = apply_marks(planned, now_ms, session.refresh_part)
+    result.compacted = [m.compact_mark(now_ms) for m in planned]
     if w_created is None:
         warnings.append(texts.MICROCOMPACTION_SKIPPED)
     if session.watermark != watermark:
         warnings.append(texts.WATERMARK_ADVANCED_DURING_WAIT)
-    session.insert_boundary(boundary)
     result.outcome, result.message = "rebuilt", boundary.to_json()
+    result.changes = SessionChanges(boundary, planned, now_ms)
     return result
+
+
+def apply_insert(session: Session, result: InsertResult) -> None:
+    """Make a planned insertion's changes (none unless it is `rebuilt`): mark the parts, register
+    the boundary; the revision moves by one."""
+    if result.changes is None:
+        return
+    changes = result.changes
+    apply_marks(changes.marks, changes.now_ms, session.refresh_part)
+    session.insert_boundary(changes.boundary)
 
 
 # A minter for stand-in boundaries (compute's dry run): deterministic, and separate from the

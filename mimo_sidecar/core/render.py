@@ -21,6 +21,7 @@ caller treats it as an empty render (§7.3 step 1).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -217,7 +218,9 @@ def _js_text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return js_number(value)
-    return str(value)
+    if isinstance(value, list):  # Array.prototype.toString: elements joined by ","
+        return ",".join(_js_text(v) for v in value)
+    return "[object Object]"  # what a template string makes of any other object
 
 
 # =============================================================================================
@@ -241,13 +244,29 @@ def _child_token(child: Json) -> str:
     return texts.STATUS_GLYPHS.get(status, status) + task_id_text(child)
 
 
+def _id_key(value: Any) -> tuple[str, Any] | None:
+    """A task ID as a key that matches the way a JavaScript `Map` compares IDs: strings, numbers
+    and booleans by value, each type apart; an object or array the host sent as an ID matches
+    nothing (it is a new object every time the JSON is parsed)."""
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, (int, float)):
+        try:
+            return ("number", float(value))  # JavaScript numbers are doubles: 1 and 1.0 are one ID
+        except OverflowError:
+            return ("number", math.copysign(math.inf, value))
+    if isinstance(value, str):
+        return ("string", value)
+    return None
+
+
 def ledger_layout(tasks: Sequence[Json]) -> tuple[str, list[tuple[str, int]]]:
     """The untruncated ledger, and for each task it lists, its ID and the UTF-16 offset where the
     task's entry has been written out (its ID and status; a child's glyph and ID)."""
-    children: dict[Any, list[Json]] = {}
+    children: dict[tuple[str, Any], list[Json]] = {}
     for task in tasks:
-        parent = task.get("parent_task_id")
-        if parent:
+        parent = _id_key(task.get("parent_task_id")) if task.get("parent_task_id") else None
+        if parent is not None:
             children.setdefault(parent, []).append(task)
     lines: list[str] = []
     ends: list[tuple[str, int]] = []
@@ -258,7 +277,8 @@ def ledger_layout(tasks: Sequence[Json]) -> tuple[str, list[tuple[str, int]]]:
         ends.append((task_id_text(task), offset + len16(_task_head(task))))
         lines.append(_task_line(task))
         offset += len16(lines[-1]) + 1
-        kids = children.get(task.get("id")) if task.get("id") is not None else None
+        key = _id_key(task.get("id"))
+        kids = children.get(key) if key is not None else None
         if kids:
             tokens = [_child_token(c) for c in kids]
             end = offset + len16("  " + texts.SUBTASKS_LABEL)

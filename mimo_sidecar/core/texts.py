@@ -497,5 +497,6 @@ def current_checkpoint_invalid_utf8(path: str) -> str:
 # ---------------------------------------------------------------------------------------------
 # Configuration warnings (team wording), shown to the host as one window/logMessage per load
 # ---------------------------------------------------------------------------------------------
-def config_warnings_message(source: str, warnings: list[str]) -> str:
-    return f"mimo-sidecar {source}: " + "; ".join(warnings)
+def config_warnings_message(warnings: list[str]) -> str:
+    """The `window/logMessage` text: the warnings, each a `path: problem`, as protocol.md shows."""
+    return "; ".join(warnings)

@@ -12,9 +12,13 @@ JSON value or None. Around it:
   cancellation pass through; anything else reaches the protocol, which logs it and answers -32603
   with a generic message (`rpc.errors.error_of`);
 - the task counts as in-flight work, which `shutdown` waits for;
-- results are dumped with `model_dump(mode="json", by_alias=True, exclude_none=True)`.
+- results are dumped with `model_dump(by_alias=True, exclude_none=True)` and encoded to JSON bytes
+  (`EncodedJson`) in the handler's own task: a result that cannot be written fails its request
+  with -32603 like any other error, instead of leaving the request unanswered. A handler that
+  changes state encodes its answer before the change (`encode_result`; the insert passes it to
+  the service as its `answer`), so a change is never made that its response does not report.
 
-The wrapped handler (raw params in, JSON out) is also kept in `server.handlers[method]`, which is
+The wrapped handler (raw params in, encoded JSON out) is also kept in `server.handlers[method]`, which is
 what in-process tests call. Every method must be documented in `wire.registry`; registering an
 undocumented one fails at startup (methods under `test/` excepted).
 """
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..core.errors import DomainError
+from ..jsonrpc_codec import EncodedJson, dumps
 from ..wire.registry import REGISTRY
 from . import errors
 
@@ -51,8 +56,7 @@ def describe_errors(exc: ValidationError, prefix: str = "") -> tuple[str, list[d
         loc = ".".join(str(p) for p in e["loc"])
         fld = ".".join(x for x in (prefix, loc) if x) or "params"
         items.append({"field": fld, "message": e["msg"], "type": e["type"]})
-    summary = "; ".join(f"{i['field']}: {i['message']}" for i in items)
-    return summary, items
+    return errors.summary(items), items
 
 
 def validate_params(method: str, model: type[P], raw: Any, prefix: str = "") -> P:
@@ -62,22 +66,24 @@ def validate_params(method: str, model: type[P], raw: Any, prefix: str = "") -> 
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        summary, items = describe_errors(exc, prefix)
-        raise errors.rpc_error(
-            errors.INVALID_PARAMS, f"{method}: invalid params: {summary}", {"errors": items}
-        ) from None
+        raise errors.invalid_params(method, describe_errors(exc, prefix)[1]) from None
 
 
-def dump_result(result: Any) -> Any:
+def encode_result(result: Any) -> EncodedJson:
+    """A handler's result as the JSON bytes of the response. Python mode, not pydantic's JSON
+    mode: that one refuses a dict key holding a lone surrogate, which host data may have (the
+    codec escapes it)."""
+    if isinstance(result, EncodedJson):
+        return result
     if isinstance(result, BaseModel):
-        return result.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return result
+        result = result.model_dump(by_alias=True, exclude_none=True)
+    return EncodedJson(dumps(result))
 
 
-async def run_handler(method: str, call: Callable[[], Awaitable[Any]]) -> Any:
+async def run_handler(method: str, call: Callable[[], Awaitable[Any]]) -> EncodedJson:
     """Run a handler body; a domain error becomes its wire error."""
     try:
-        return dump_result(await call())
+        return encode_result(await call())
     except DomainError as exc:
         raise errors.from_domain_error(method, exc) from None
 

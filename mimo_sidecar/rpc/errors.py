@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 
 from ..core.errors import DomainError, ErrorCode
 
@@ -35,10 +35,10 @@ PARSE_ERROR = ErrorSpec(
 INVALID_REQUEST = ErrorSpec(
     -32600,
     "InvalidRequest",
-    "Not a JSON-RPC 2.0 request object, a batch (arrays are not supported), a second initialize, "
-    "or a request after shutdown.",
+    "Not a JSON-RPC 2.0 request object, a batch (arrays are not supported), a frame nested deeper "
+    "than 1024 levels, a second initialize, or a request after shutdown.",
 )
-METHOD_NOT_FOUND = ErrorSpec(-32601, "MethodNotFound", "No such method.")
+METHOD_NOT_FOUND = ErrorSpec(-32601, "MethodNotFound", "No such method. data: {method}.")
 INVALID_PARAMS = ErrorSpec(
     -32602,
     "InvalidParams",
@@ -142,6 +142,24 @@ def rpc_error(spec: ErrorSpec, message: str, data: dict[str, Any] | None = None)
     if data:
         payload.update(data)
     return JsonRpcException(message=message, code=spec.code, data=payload)
+
+
+def summary(items: list[dict[str, Any]]) -> str:
+    """`"a.0.b: Field required; c: ..."`: the problems of a -32602, as its message lists them."""
+    return "; ".join(f"{i['field']}: {i['message']}" for i in items)
+
+
+def invalid_params(method: str, items: list[dict[str, Any]]) -> JsonRpcException:
+    """-32602 listing every problem: `"<method>: invalid params: <field>: <problem>; ..."`, with
+    `data.errors` = `[{field, message, type}]`."""
+    return rpc_error(INVALID_PARAMS, f"{method}: invalid params: {summary(items)}", {"errors": items})
+
+
+def method_not_found(method: str) -> JsonRpcMethodNotFound:
+    """pygls's own class (its request path answers it without logging a traceback)."""
+    return JsonRpcMethodNotFound(
+        message=f"{method}: method not found", data={"name": METHOD_NOT_FOUND.name, "method": method}
+    )
 
 
 def from_domain_error(method: str, err: DomainError) -> JsonRpcException:

@@ -8,17 +8,25 @@ What this changes in pygls (docs/architecture.md, "pygls overrides", says why ea
   into a namedtuple. A request without `params` reaches its handler with `None`.
 - Only the top-level object of a frame is treated as a JSON-RPC message: nested objects that happen
   to contain a `"jsonrpc"` key (MCP transcripts do) are plain data.
-- Bad params on an LSP method (e.g. `initialize`) are answered with -32602 instead of silence.
+- Bad params on an LSP method are answered with -32602 instead of silence, listed in `data.errors`
+  with the documented field paths; `initialize` is first held to its wire model (`processId`,
+  `capabilities`, `initializationOptions`: no coercion), which lsprotocol's structuring is not.
+- An unknown method gets -32601 `"<method>: method not found"` with `data.method`.
 - Requests before `initialize` get -32002; requests after `shutdown` get -32600; a batch (array) or
-  a non-object gets -32600; a body that is not JSON gets -32700 (id null).
-- Frames are parsed and written with orjson: UTF-8 bodies, byte-exact Content-Length, and results
-  are sent without cattrs walking them. Errors never carry a Python traceback (`errors.public_error`).
+  a non-object gets -32600; a body that is not JSON gets -32700 (id null); a frame nested deeper
+  than the codec's limit gets -32600 with its request's id, read without parsing the frame.
+- Frames are parsed and written with the codec (orjson; lone surrogates written as escapes):
+  UTF-8 bodies, byte-exact Content-Length, and results arrive already encoded by their handler
+  (`EncodedJson`), so cattrs never walks them. A message that still cannot be encoded is replaced
+  by an internal error for its id: every request gets exactly one response. Errors never carry a
+  Python traceback (`errors.public_error`).
 - Frames are read by a dedicated thread (`FrameReader`), not pygls's shared thread pool.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +34,8 @@ from cattrs import transform_error
 from cattrs.errors import ClassValidationError
 from lsprotocol import types
 from lsprotocol.types import ResponseErrorMessage
+from pydantic.alias_generators import to_camel
+from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -36,13 +46,19 @@ from pygls.protocol import (
 )
 
 from ..framing import FrameWriter
-from ..jsonrpc_codec import dumps, loads
+from ..jsondepth import top_level_scalars
+from ..jsonrpc_codec import EncodedJson, FrameTooDeep, dumps, encode_response, loads
+from ..wire.lifecycle import InitializeParams
 from . import errors
+from .dispatch import validate_params
 
 logger = logging.getLogger(__name__)
 
 JSONRPC_VERSION = "2.0"
 ALWAYS_ALLOWED = frozenset({types.INITIALIZE, types.EXIT})
+# LSP methods whose raw params are first validated as protocol.md documents them (lsprotocol's
+# structuring coerces: `processId: "123"` would pass).
+LSP_PARAMS = {types.INITIALIZE: InitializeParams}
 
 # Every pygls hook this module and rpc/server.py override, with the end-to-end tests (in
 # tests/e2e/) that fail if a pygls upgrade changes what the override relies on.
@@ -54,6 +70,8 @@ PYGLS_OVERRIDES: dict[str, tuple[str, ...]] = {
         "test_request_before_initialize_and_bad_lsp_params",
         "test_invalid_requests",
         "test_requests_after_shutdown_are_refused",
+        "test_initialize_validates_process_id_and_capabilities",
+        "test_lsp_params_problems_are_listed_in_the_documented_path_form",
     ),
     "SidecarProtocol._send_handler_result": (
         "test_cancel_request",
@@ -62,8 +80,13 @@ PYGLS_OVERRIDES: dict[str, tuple[str, ...]] = {
     "SidecarProtocol._send_response": (
         "test_invalid_requests",
         "test_non_ascii_is_sent_raw_with_a_byte_length",
+        "test_every_method_answers_and_build_returns_the_same_code_units",
     ),
-    "SidecarProtocol._send_data": ("test_non_ascii_is_sent_raw_with_a_byte_length",),
+    "SidecarProtocol._send_data": (
+        "test_non_ascii_is_sent_raw_with_a_byte_length",
+        "test_unknown_method_and_request_id_with_a_lone_surrogate",
+    ),
+    "SidecarProtocol._get_handler": ("test_method_not_found_names_the_method",),
     "SidecarProtocol.lsp_exit": ("test_shutdown_then_exit_is_code_0", "test_exit_without_shutdown_is_code_1"),
     "SidecarServer.report_server_error": ("test_failing_notification_pops_no_message_window",),
     "SidecarServer.start_io": (
@@ -101,6 +124,21 @@ def raw_converter_factory() -> Any:
 # ---------------------------------------------------------------------------------------------
 
 
+def lsp_problems(exc: Exception) -> list[dict[str, Any]]:
+    """lsprotocol's (cattrs') complaints about an LSP message as `[{field, message, type}]`, the
+    field paths in the documented form: `workspaceFolders.0.uri`, not `$.params.workspace_folders[0].uri`."""
+    lines = transform_error(exc) if isinstance(exc, ClassValidationError) else [str(exc)]
+    problems = []
+    for line in lines:
+        message, sep, path = line.rpartition(" @ ")
+        if not sep:
+            message, path = line, ""
+        steps = re.findall(r"\.(\w+)|\[(\d+)\]", path.removeprefix("$").removeprefix(".params"))
+        field = ".".join(index or to_camel(name.rstrip("_")) for name, index in steps)
+        problems.append({"field": field or "params", "message": message, "type": "lsp_params"})
+    return problems
+
+
 class SidecarProtocol(LanguageServerProtocol):
     """The sidecar's protocol: raw params, lifecycle gates, orjson frames, sanitized errors."""
 
@@ -122,6 +160,9 @@ class SidecarProtocol(LanguageServerProtocol):
         """Entry point of the transport: one frame body."""
         try:
             message = loads(body)
+        except FrameTooDeep as exc:
+            self._refuse_unreadable(body, exc)
+            return
         except (ValueError, UnicodeDecodeError) as exc:
             logger.warning("unparsable frame (%d bytes): %s", len(body), exc)
             self._send_error(None, errors.PARSE_ERROR, f"parse error: {exc}")
@@ -130,6 +171,17 @@ class SidecarProtocol(LanguageServerProtocol):
             self.handle_message(message)
         except Exception:
             logger.exception("failed to handle a message")
+
+    def _refuse_unreadable(self, body: bytes, exc: FrameTooDeep) -> None:
+        """Answer a request too deep to parse, with the id read from its top level."""
+        top = top_level_scalars(body)
+        if "id" not in top:
+            logger.warning("dropping a notification or response %s (%d bytes)", exc, len(body))
+            return
+        msg_id = top["id"] if isinstance(top["id"], (int, str)) and not isinstance(top["id"], bool) else None
+        method = top.get("method")
+        what = f"{method}: invalid request" if isinstance(method, str) else "invalid request"
+        self._send_error(msg_id, errors.INVALID_REQUEST, f"{what}: {exc}")
 
     def handle_message(self, message: Any) -> None:
         if not isinstance(message, dict):
@@ -155,13 +207,16 @@ class SidecarProtocol(LanguageServerProtocol):
         if isinstance(method, str) and not self._admit(method, msg_id if is_request else None, is_request):
             return
         try:
+            if method in LSP_PARAMS:
+                validate_params(method, LSP_PARAMS[method], message.get("params"))
             structured = self._structure(message)
         except Exception as exc:
-            detail = "; ".join(transform_error(exc)) if isinstance(exc, ClassValidationError) else str(exc)
+            if not isinstance(exc, JsonRpcException):
+                exc = errors.invalid_params(str(method), lsp_problems(exc))
             if is_request:
-                self._send_error(msg_id, errors.INVALID_PARAMS, f"{method}: invalid params: {detail}")
+                self._send_response(msg_id, error=exc.to_response_error())
             else:
-                logger.warning("ignoring %s message with invalid content: %s", method or "response", detail)
+                logger.warning("ignoring %s message with invalid content: %s", method or "response", exc)
             return
         super().handle_message(structured)
 
@@ -200,6 +255,12 @@ class SidecarProtocol(LanguageServerProtocol):
             self.shutdown_requested = True
         return True
 
+    def _get_handler(self, feature_name: str) -> Any:
+        try:
+            return super()._get_handler(feature_name)
+        except JsonRpcMethodNotFound:
+            raise errors.method_not_found(feature_name) from None
+
     # -- handler results -----------------------------------------------------------------------
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         self._request_futures.pop(msg_id, None)
@@ -224,6 +285,9 @@ class SidecarProtocol(LanguageServerProtocol):
             self._send_data({"jsonrpc": JSONRPC_VERSION, "id": msg_id, "error": payload})
             return
         self._result_types.pop(msg_id, None)
+        if isinstance(result, EncodedJson):  # our handlers' results (rpc.dispatch)
+            self._write_body(encode_response(msg_id, result))
+            return
         if hasattr(result, "__attrs_attrs__"):
             result = self._converter.unstructure(result)
         self._send_data({"jsonrpc": JSONRPC_VERSION, "id": msg_id, "result": result})
@@ -231,17 +295,35 @@ class SidecarProtocol(LanguageServerProtocol):
     def _send_data(self, data: Any) -> None:
         if not data:
             return
-        if self.frames is None:
-            logger.error("cannot send: no transport")
-            return
         if isinstance(data, JsonRPCNotification) and not hasattr(data.params, "__attrs_attrs__"):
             data = {"jsonrpc": data.jsonrpc, "method": data.method, "params": data.params}
         elif hasattr(data, "__attrs_attrs__"):
             data = self._converter.unstructure(data)
+        body: bytes | None
         try:
             body = dumps(data, self._serialize_message)
         except Exception:
-            logger.exception("cannot serialize an outgoing message")
+            body = self._unencodable(data)
+        if body is not None:
+            self._write_body(body)
+
+    def _unencodable(self, data: Any) -> bytes | None:
+        """A message the codec cannot write: a response becomes an internal error for its id (the
+        request still gets its one answer); anything else is dropped. Both are logged."""
+        logger.exception("cannot serialize an outgoing message")
+        if not (isinstance(data, dict) and "id" in data and ("result" in data or "error" in data)):
+            return None
+        error = errors.public_error(
+            errors.INTERNAL_ERROR.code, errors.INTERNAL_MESSAGE, {"name": errors.INTERNAL_ERROR.name}
+        )
+        try:
+            return dumps({"jsonrpc": JSONRPC_VERSION, "id": data["id"], "error": error})
+        except Exception:
+            return dumps({"jsonrpc": JSONRPC_VERSION, "id": None, "error": error})
+
+    def _write_body(self, body: bytes) -> None:
+        if self.frames is None:
+            logger.error("cannot send: no transport")
             return
         try:
             self.frames.write_body(body)

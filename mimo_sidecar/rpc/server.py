@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import sys
 import threading
@@ -20,8 +21,10 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
+from ..core.ids import IdMinter
 from ..framing import FrameReader, FrameWriter
 from ..service import SidecarService
+from ..service.service import now_ms
 from .dispatch import RawHandler
 from .parent_watch import ParentWatcher
 from .protocol import SidecarProtocol, raw_converter_factory
@@ -41,7 +44,8 @@ T = TypeVar("T")
 class SidecarServer(LanguageServer):
     protocol: SidecarProtocol
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], int] = now_ms, minter: IdMinter | None = None) -> None:
+        """`clock` and `minter` are the service's (injected for deterministic runs: rpc.doc_examples)."""
         super().__init__(
             SERVER_NAME,
             __version__,
@@ -49,7 +53,10 @@ class SidecarServer(LanguageServer):
             protocol_cls=SidecarProtocol,
             converter_factory=raw_converter_factory,
         )
-        self.service = SidecarService(status=lambda session_id: StatusReporter(self, session_id))
+        self.service = SidecarService(
+            status=lambda session_id: StatusReporter(self, session_id), clock=clock, minter=minter
+        )
+        self.progress_tokens = itertools.count(1)  # work-done progress tokens: mimo-rebuild-<n>
         self.handlers: dict[str, RawHandler] = {}  # method -> validated handler (rpc.dispatch)
         self.inflight: set[asyncio.Task[Any]] = set()
         self.stop_reason: str | None = None
@@ -198,11 +205,16 @@ def _cancel_remaining(loop: asyncio.AbstractEventLoop, timeout: float) -> None:
     loop.run_until_complete(asyncio.wait(tasks, timeout=timeout))
 
 
-def build_server(extra: tuple[Callable[[SidecarServer], None], ...] = ()) -> SidecarServer:
+def build_server(
+    extra: tuple[Callable[[SidecarServer], None], ...] = (),
+    *,
+    clock: Callable[[], int] = now_ms,
+    minter: IdMinter | None = None,
+) -> SidecarServer:
     """A server with every method registered (`rpc.handlers`); `extra` registrars run last (tests)."""
     from .handlers import register_all
 
-    server = SidecarServer()
+    server = SidecarServer(clock=clock, minter=minter)
     register_all(server)
     for register in extra:
         register(server)

@@ -8,7 +8,6 @@ the client advertised `window.workDoneProgress`; a client that then fails to cre
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -64,7 +63,7 @@ class StatusReporter:
         caps = self.server.client_capabilities
         if not (caps and caps.window and caps.window.work_done_progress):
             return
-        token = f"mimo-rebuild-{uuid.uuid4().hex[:12]}"
+        token = f"mimo-rebuild-{next(self.server.progress_tokens)}"  # unique per connection
         try:
             await self.server.work_done_progress.create_async(token)
         except Exception as exc:  # the client cannot show progress: the notification suffices

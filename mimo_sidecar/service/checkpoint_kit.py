@@ -3,7 +3,8 @@ call.
 
 - `prepare`: the writer's request, in any output format, with the writer's instructions
   (`core.writer_brief`, the current `checkpoint.md` included) as its last user content. It registers
-  the writer when none is in flight, so prepare → model → commit is the whole cycle.
+  the writer when none is in flight, so prepare → model → commit is the whole cycle; the caller's
+  `answer` is made first, so a writer is never registered by a request that is not answered.
 - `commit`: the model's reply written as `checkpoint.md` (atomically, inside the memory root), then
   the in-flight writer settled as a success: the effect of `checkpoint/writerFinished` success.
   Every check comes first; a refused commit writes nothing and leaves the writer in flight.
@@ -16,6 +17,9 @@ the writer a commit checked is the writer it settles.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
 
 from ..core import engine, texts
 from ..core.checkpoint_content import content_problem, content_warnings
@@ -30,10 +34,17 @@ from . import writers
 from .insert_flow import Settings
 from .sessions import SessionSlot
 
+T = TypeVar("T")
+
 
 def prepare(
-    slot: SessionSlot, settings: Settings, watermark: str | None, output: BuildOutput, now_ms: int
-) -> Prepared:
+    slot: SessionSlot,
+    settings: Settings,
+    watermark: str | None,
+    output: BuildOutput,
+    now_ms: int,
+    answer: Callable[[Prepared], T],
+) -> T:
     """The in-flight writer's request with its instructions; registers a writer when none is in
     flight (covering `watermark`, or the one `rebuild/compute` reports). Refused while memory
     writing is disabled, since the reply could not be committed."""
@@ -67,19 +78,22 @@ def prepare(
             ErrorCode.MESSAGE_NOT_FOUND, texts.not_in_main_view(covered), ("watermark",), missing
         ) from None
     started = not writer.in_flight
-    if started:
-        writers.start(slot, covered, now_ms)  # last: a refused prepare registers nothing
-    return Prepared(
-        session.revision,
-        built,
-        covered,
-        started,
-        session.watermark,
-        path,
-        current,
-        instructions,
-        warnings,
+    reply = answer(
+        Prepared(
+            session.revision,
+            built,
+            covered,
+            started,
+            session.watermark,
+            path,
+            current,
+            instructions,
+            warnings,
+        )
     )
+    if started:
+        writers.start(slot, covered, now_ms)  # last: a refused or unanswered prepare registers nothing
+    return reply
 
 
 def commit(

@@ -12,8 +12,12 @@ insert lock):
 3. read the stored watermark W, *then* wait (bounded) for a writer in flight (D4: W stays the one
    read before the wait; the wait buys fresh checkpoint text);
 4. the session must still be the one the request started on (closed during the wait: error);
-5. `engine.insert`: render, build and insert the boundary, all or nothing (or `no-gain`, nothing
-   changed, when the boundary would not make the request smaller).
+5. `engine.plan_insert`: render and build the boundary, plan the compaction marks (or `no-gain`,
+   nothing to change, when the boundary would not make the request smaller);
+6. the caller's `answer` turns the outcome into its response; only then is the change made
+   (`engine.apply_insert`, and a one-time notice counted as shown), with no await in between. An
+   answer that cannot be written (it raises) or a cancellation before it leaves the session as it
+   was: a change is never made that the host is not told of.
 
 The config and memory root are the `Settings` snapshot taken when the request arrived: a
 `sidecar/configure` during a writer wait does not change this insert.
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from ..core import engine, texts
 from ..core.config import RebuildConfig
@@ -69,7 +73,15 @@ class StatusListener(Protocol):
     def idle(self) -> None: ...
 
 
-class InsertFlow:
+T = TypeVar("T")
+Commit = Callable[[], None]
+
+
+def _nothing() -> None:
+    return None
+
+
+class InsertFlow(Generic[T]):
     """One insert: the steps of the module docstring over a slot and a settings snapshot."""
 
     def __init__(
@@ -80,6 +92,7 @@ class InsertFlow:
         status: StatusListener,
         minter: IdMinter,
         clock: Callable[[], int],
+        answer: Callable[[Inserted], T],
     ) -> None:
         self.slot = slot
         self.settings = settings
@@ -87,22 +100,25 @@ class InsertFlow:
         self.status = status
         self.minter = minter
         self.clock = clock
+        self.answer = answer
 
-    async def run(self) -> Inserted:
+    async def run(self) -> T:
         manual = self.request.reason == "manual"
         async with self.slot.insert_lock:
             try:
                 if manual:
                     await self.status.busy(texts.MANUAL_REBUILD_STATUS)
-                inserted = await self._decide()
+                inserted, commit = await self._decide()
                 if manual and inserted.status_text:
                     # the outcome, shown transiently (behavior.md#manual-rebuild)
                     await self.status.busy(inserted.status_text)
-                return inserted
+                answer = self.answer(inserted)  # step 6: the answer first, then the change
+                commit()
+                return answer
             finally:
                 self.status.idle()
 
-    async def _decide(self) -> Inserted:
+    async def _decide(self) -> tuple[Inserted, Commit]:
         session = self.slot.session
         config, memory = self.settings.config, self.settings.memory
         engine.require_boundary_id(session, self.request.boundary_id)
@@ -134,25 +150,23 @@ class InsertFlow:
         await self.status.busy(texts.PREPARING_STATUS)
         return await writers.wait(self.slot, bound)
 
-    def _stopped(self, outcome: InsertOutcome, wait: WriterWait | None) -> Inserted:
-        """An insert that ends before rendering; the "off" outcomes carry their one-time notice."""
-        notice = None
-        for kind in NOTICE_KINDS:
-            if outcome == kind and kind not in self.slot.notices_shown:
-                self.slot.notices_shown.add(kind)
-                notice = Notice(kind, texts.NOTICES[kind])
-        return Inserted(
+    def _stopped(self, outcome: InsertOutcome, wait: WriterWait | None) -> tuple[Inserted, Commit]:
+        """An insert that ends before rendering; the "off" outcomes carry their one-time notice
+        (counted as shown when it is committed)."""
+        kind = next((k for k in NOTICE_KINDS if outcome == k and k not in self.slot.notices_shown), None)
+        inserted = Inserted(
             outcome,
             self.slot.session.revision,
             wait=wait,
-            notice=notice,
+            notice=None if kind is None else Notice(kind, texts.NOTICES[kind]),
             status_text=texts.OUTCOME_TEXTS.get(outcome),
             detail=texts.OUTCOME_DETAILS.get(outcome),
         )
+        return inserted, (_nothing if kind is None else lambda: self.slot.notices_shown.add(kind))
 
-    def _insert(self, watermark: str, wait: WriterWait | None) -> Inserted:
+    def _insert(self, watermark: str, wait: WriterWait | None) -> tuple[Inserted, Commit]:
         session, req = self.slot.session, self.request
-        res = engine.insert(
+        res = engine.plan_insert(
             session,
             self.settings.memory,
             self.settings.config,
@@ -166,11 +180,12 @@ class InsertFlow:
             boundary_id=req.boundary_id,
             tool_name_map=req.tool_name_map,
         )
-        return Inserted(
+        inserted = Inserted(
             res.outcome,
-            session.revision,
+            session.revision + (1 if res.changes is not None else 0),  # once the change is made
             result=res,
             wait=wait,
             status_text=texts.OUTCOME_TEXTS.get(res.outcome),
             detail=res.detail,
         )
+        return inserted, lambda: engine.apply_insert(session, res)

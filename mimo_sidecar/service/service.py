@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar, overload
 
 from ..core import engine, texts
 from ..core.config import RebuildConfig
@@ -43,6 +44,11 @@ from .insert_flow import InsertFlow, InsertRequest, Settings, StatusListener
 from .sessions import OpenRequest, SessionSlot, SessionTable
 
 StatusFactory = Callable[[str], StatusListener]  # session ID -> the status of one request
+T = TypeVar("T")
+
+
+def _as_is(outcome: Any) -> Any:
+    return outcome
 
 
 def now_ms() -> int:
@@ -67,9 +73,10 @@ class SidecarService:
         memory_root: str | Path | None = None,
         status: StatusFactory | None = None,
         clock: Callable[[], int] = now_ms,
+        minter: IdMinter | None = None,
     ) -> None:
         self.sessions = SessionTable()
-        self.minter = IdMinter()
+        self.minter = minter or IdMinter()
         self.budget_warnings = BudgetWarnings()
         self._config = config or RebuildConfig()
         self._memory: MemoryRoot | None = None
@@ -150,12 +157,27 @@ class SidecarService:
         return writers.finish(self.sessions.require(session_id), outcome, retryable, self._clock())
 
     # -- the checkpoint writer kit (behavior.md#writer-kit) ---------------------------------------
+    @overload
     def prepare_writer(
         self, session_id: str, watermark: str | None = None, output: BuildOutput = AI_SDK_OUTPUT
-    ) -> Prepared:
-        """The writer's request with its instructions; registers the writer if none is in flight."""
+    ) -> Prepared: ...
+
+    @overload
+    def prepare_writer(
+        self, session_id: str, watermark: str | None, output: BuildOutput, answer: Callable[[Prepared], T]
+    ) -> T: ...
+
+    def prepare_writer(
+        self,
+        session_id: str,
+        watermark: str | None = None,
+        output: BuildOutput = AI_SDK_OUTPUT,
+        answer: Callable[[Prepared], Any] = _as_is,
+    ) -> Any:
+        """The writer's request with its instructions; registers the writer if none is in flight,
+        once `answer` has made the response from it (if it raises, no writer is registered)."""
         slot = self.sessions.require(session_id)
-        return checkpoint_kit.prepare(slot, self.settings(), watermark, output, self._clock())
+        return checkpoint_kit.prepare(slot, self.settings(), watermark, output, self._clock(), answer)
 
     def commit_checkpoint(self, session_id: str, content: str, watermark: str | None = None) -> Committed:
         """Write the writer's reply as checkpoint.md and settle the writer as a success."""
@@ -201,11 +223,18 @@ class SidecarService:
         )
         return Computed(session.revision, session.writer.in_flight, result)
 
-    async def insert(self, request: InsertRequest) -> Inserted:
-        """Insert the rebuild boundary (the flow of `service.insert_flow`)."""
+    @overload
+    async def insert(self, request: InsertRequest) -> Inserted: ...
+
+    @overload
+    async def insert(self, request: InsertRequest, answer: Callable[[Inserted], T]) -> T: ...
+
+    async def insert(self, request: InsertRequest, answer: Callable[[Inserted], Any] = _as_is) -> Any:
+        """Insert the rebuild boundary (the flow of `service.insert_flow`). `answer` makes the
+        response from the outcome before the session changes; if it raises, nothing changes."""
         slot = self.sessions.require(request.session_id)
         flow = InsertFlow(
-            slot, self.settings(), request, self._status(request.session_id), self.minter, self._clock
+            slot, self.settings(), request, self._status(request.session_id), self.minter, self._clock, answer
         )
         return await flow.run()
 

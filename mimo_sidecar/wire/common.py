@@ -66,9 +66,12 @@ class HostObject(BaseModel):
     @model_validator(mode="wrap")
     @classmethod
     def _keep_raw(cls, data: Any, handler: Any) -> Any:
-        obj = handler(data)
-        if isinstance(data, dict):
-            obj._raw = data
+        if not isinstance(data, dict):
+            return handler(data)
+        # Only the declared keys are validated: the others are the host's, whatever their names
+        # (a lone surrogate included), and live in `raw`.
+        obj = handler({k: v for k, v in data.items() if k in cls.model_fields})
+        obj._raw = data
         return obj
 
     @property

@@ -12,7 +12,7 @@ import dataclasses
 import math
 from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..core.config import (
@@ -34,7 +34,39 @@ _DEFAULT_CAPS = PushCaps()
 
 
 class _Section(BaseModel):
+    """A config object: declared keys are validated, unknown ones are set aside for the warnings
+    without being validated (their names are the host's, a lone surrogate included)."""
+
     model_config = ConfigDict(extra="allow", strict=True, frozen=True, populate_by_name=False)
+
+    _unknown: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _set_aside_unknown(cls, data: Any, handler: Any) -> Any:
+        if not isinstance(data, dict):
+            return handler(data)
+        used = {
+            next(k for k in keys if k in data) for keys in _field_keys(cls) if any(k in data for k in keys)
+        }
+        section = handler({k: v for k, v in data.items() if k in used})
+        section._unknown = tuple(k for k in data if k not in used)
+        return section
+
+
+def _field_keys(model: type[BaseModel]) -> list[tuple[str, ...]]:
+    """Per field, the keys it is read from, first choice first: its validation aliases, else its
+    alias, else its name. A later choice sent beside an earlier one is set aside (and warned of)."""
+    out: list[tuple[str, ...]] = []
+    for name, info in model.model_fields.items():
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices):
+            out.append(tuple(c for c in alias.choices if isinstance(c, str)))
+        elif isinstance(alias, str):
+            out.append((alias,))
+        else:
+            out.append((info.alias or name,))
+    return out
 
 
 class PushCapsConfig(_Section):
@@ -202,7 +234,7 @@ _ALIAS_DUPLICATES: dict[type[BaseModel], set[str]] = {CheckpointConfig: {"task_c
 
 def _walk_unknown(model: BaseModel, path: str, out: list[str]) -> None:
     duplicates = _ALIAS_DUPLICATES.get(type(model), set())
-    for key in model.model_extra or {}:
+    for key in model._unknown if isinstance(model, _Section) else ():
         if key in duplicates:
             out.append(f"{path}.{key}: ignored, {path}.task_archive_days is also set and wins")
         else:

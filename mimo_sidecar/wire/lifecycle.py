@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, ConfigDict, Field
 from pydantic_core import PydanticCustomError
 
 from .common import Params, Result
@@ -31,6 +31,22 @@ class InitializationOptions(Params):
     config: SidecarConfig = Field(
         default_factory=SidecarConfig, description="MiMo Code config keys (snake_case); all optional."
     )
+
+
+class InitializeParams(Params):
+    """`initialize` params: standard LSP. The sidecar reads the three below; the other LSP members
+    (`clientInfo`, `rootUri`, `trace`...) are accepted and not used."""
+
+    model_config = ConfigDict(extra="allow")
+
+    process_id: int | None = Field(
+        None, description="A process to watch: the sidecar exits when it is gone. null or absent: none."
+    )
+    capabilities: dict[str, Any] = Field(
+        description="LSP client capabilities, an object (`{}` is fine). Only `window.workDoneProgress` "
+        "is read."
+    )
+    initialization_options: InitializationOptions
 
 
 class ConfigureParams(Params):

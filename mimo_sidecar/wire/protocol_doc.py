@@ -1,30 +1,34 @@
-"""Generate the machine-derived parts of protocol.md from `wire.registry` and the wire models.
+"""Generate the machine-derived parts of protocol.md: from `wire.registry` and the wire models, and
+from the examples recorded by a real run of the sidecar (`rpc.doc_examples`, which drives this).
 
 protocol.md is hand-written prose with generated blocks between marker comments:
 
     <!-- BEGIN GENERATED: method-index -->      the method table
     <!-- BEGIN GENERATED: schemas -->           the JSON Schema of every wire model
-    <!-- BEGIN GENERATED: example <method> -->  the example request/response of one method
+    <!-- BEGIN GENERATED: example <method> -->  the recorded messages of one method
+    <!-- BEGIN GENERATED: error examples -->    recorded error answers
     ...
     <!-- END GENERATED -->
 
-`python -m mimo_sidecar.wire.protocol_doc [PATH]` rewrites the blocks in place and leaves the prose
-alone; `--check` only reports stale, missing or unknown blocks (exit code 1).
+`make docs` (`python -m mimo_sidecar.rpc.doc_examples`) records the examples and rewrites the blocks
+in place, leaving the prose alone; `--check` only reports stale, missing or unknown blocks.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
-from .registry import NO_PARAMS, REGISTRY, MethodSpec, wire_models
+from .registry import REGISTRY, MethodSpec, wire_models
+
+Exchange = tuple[str, Any]  # (label: "Request", "Response", "Notification"..., the JSON message)
+Examples = Mapping[str, Sequence[Exchange]]  # block name ("example <method>") -> its messages
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "protocol.md"
 
@@ -68,8 +72,6 @@ def method_index() -> str:
         ]
         for s in specs:
             params = _model_link(s.params)
-            if s.params_member:
-                params = f"`{s.params_member}`: {params}"
             result = _model_link(s.result) if s.kind == "request" else "—"
             if s.kind == "request" and s.result is None:
                 result = "`null`"
@@ -79,18 +81,10 @@ def method_index() -> str:
     return "\n".join(lines)
 
 
-def example(spec: MethodSpec, msg_id: int = 1) -> str:
-    message: dict[str, Any] = {"jsonrpc": "2.0"}
-    if spec.kind == "request":
-        message["id"] = msg_id
-    message["method"] = spec.name
-    if spec.params_example is not NO_PARAMS:
-        message["params"] = spec.params_example
-    word = "Request" if spec.kind == "request" else "Notification"
-    out = [f"{word}:", "", "```json", _dump(message), "```"]
-    if spec.kind == "request":
-        response = {"jsonrpc": "2.0", "id": msg_id, "result": spec.result_example}
-        out += ["", "Response:", "", "```json", _dump(response), "```"]
+def example(exchanges: Sequence[Exchange]) -> str:
+    out: list[str] = []
+    for label, message in exchanges:
+        out += [f"{label}:", "", "```json", _dump(message), "```", ""]
     return "\n".join(out)
 
 
@@ -111,18 +105,19 @@ def _is_params(model: type[BaseModel]) -> bool:
     return any(spec.params is model for spec in REGISTRY.values())
 
 
-def generated_blocks() -> dict[str, str]:
+def generated_blocks(examples: Examples) -> dict[str, str]:
     blocks = {"method-index": method_index(), "schemas": schemas()}
-    for spec in REGISTRY.values():
-        blocks[f"example {spec.name}"] = example(spec)
+    blocks.update((name, example(exchanges)) for name, exchanges in examples.items())
     return {name: body.rstrip("\n") + "\n" for name, body in blocks.items()}
 
 
-def render(text: str) -> tuple[str, list[str]]:
+def render(text: str, examples: Examples) -> tuple[str, list[str]]:
     """The document with every known block regenerated, and the list of problems left."""
-    blocks = generated_blocks()
+    blocks = generated_blocks(examples)
     seen: set[str] = set()
-    problems: list[str] = []
+    problems = [
+        f"no recorded example of {s.name}" for s in REGISTRY.values() if f"example {s.name}" not in blocks
+    ]
 
     def replace(m: re.Match[str]) -> str:
         name = m.group("name").strip()
@@ -137,14 +132,15 @@ def render(text: str) -> tuple[str, list[str]]:
     return new, problems
 
 
-def check(text: str) -> list[str]:
-    """Problems that make protocol.md differ from the models (empty when up to date)."""
-    new, problems = render(text)
+def check(text: str, examples: Examples) -> list[str]:
+    """Problems that make protocol.md differ from the models and the recording (empty when up to date)."""
+    new, problems = render(text, examples)
     if new != text:
+        blocks = generated_blocks(examples)
         stale = [
             m.group("name").strip()
             for m in BLOCK.finditer(text)
-            if generated_blocks().get(m.group("name").strip(), m.group("body")) != m.group("body")
+            if blocks.get(m.group("name").strip(), m.group("body")) != m.group("body")
         ]
         problems.append("stale generated blocks: " + ", ".join(stale))
     return problems
@@ -153,25 +149,3 @@ def check(text: str) -> list[str]:
 def prose(text: str) -> str:
     """The hand-written part: the document with every generated block's body removed."""
     return BLOCK.sub(lambda m: m.group("begin") + m.group("end"), text)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
-    parser.add_argument("--check", action="store_true", help="report differences, change nothing")
-    args = parser.parse_args(argv)
-    text = args.path.read_text(encoding="utf-8")
-    if args.check:
-        problems = check(text)
-    else:
-        new, problems = render(text)
-        if new != text:
-            args.path.write_text(new, encoding="utf-8")
-            sys.stderr.write(f"updated {args.path}\n")
-    for p in problems:
-        sys.stderr.write(f"protocol.md: {p}\n")
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

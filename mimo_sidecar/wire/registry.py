@@ -1,11 +1,13 @@
-"""Every method and notification of the protocol, with its wire models and one example each.
+"""Every method and notification of the protocol, with its wire models and the params of its example.
 
 This registry is the single list protocol.md is generated and checked from (`wire.protocol_doc`),
-and the RPC layer refuses to serve a method that is not in it. To add a method: append a
-`MethodSpec` with `register(...)` below (or from the module that defines its models), add a
+and the RPC layer refuses to serve a method that is not in it. The examples in protocol.md are
+recorded from a real run of the sidecar (`rpc.doc_examples`): for a message the client sends, the
+registry gives the params it sends in that run; everything the sidecar answers or sends is recorded,
+never written here. To add a method: append a `MethodSpec` with `register(...)` below, add a
 `### \\`name\\`` section to protocol.md with an empty example block
-(`<!-- BEGIN GENERATED: example name -->` / `<!-- END GENERATED -->`), then run
-`python -m mimo_sidecar.wire.protocol_doc`.
+(`<!-- BEGIN GENERATED: example name -->` / `<!-- END GENERATED -->`), give the recording a step
+that sends or provokes it (`rpc/doc_examples.py`), then run `make docs`.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ class MethodSpec:
     summary: str
     params: type[BaseModel] | None
     result: type[BaseModel] | None
-    params_example: Any
-    result_example: Any = None
-    params_member: str | None = None  # the model validates this member of params (initialize)
+    # client → sidecar: the params the recorded example sends (NO_PARAMS: no params member).
+    # sidecar → client: None, the example is what the sidecar sent in the recording.
+    params_example: Any = None
 
 
 REGISTRY: dict[str, MethodSpec] = {}
@@ -82,6 +84,12 @@ def _user(mid: str, text: str, created: int) -> dict[str, Any]:
     }
 
 
+# What the assistant read: long enough that a rebuild makes the request smaller (the inflation guard).
+_APP_TS = "".join(
+    f"export function step{n}(input: Input): Output {{\n  return transform(input, {{ stage: {n} }})\n}}\n"
+    for n in range(1, 25)
+)
+
 _ASSISTANT = {
     "info": {
         "id": _A1,
@@ -102,7 +110,7 @@ _ASSISTANT = {
             "state": {
                 "status": "completed",
                 "input": {"filePath": "src/app.ts"},
-                "output": "export const app = 1\n",
+                "output": _APP_TS,
                 "title": "src/app.ts",
                 "metadata": {},
                 "time": {"start": 1760000002000, "end": 1760000003000},
@@ -110,8 +118,6 @@ _ASSISTANT = {
         }
     ],
 }
-
-_WRITER = {"inFlight": False, "settlements": 1, "lastOutcome": "success"}
 
 # ---------------------------------------------------------------------------------------------
 # Lifecycle
@@ -123,22 +129,24 @@ register(
         "request",
         "client → sidecar",
         "Lifecycle",
-        "First request: memory root and config. Standard LSP params; only initializationOptions matters.",
-        lc.InitializationOptions,
+        "First request: memory root and config. Standard LSP params: processId, capabilities and "
+        "initializationOptions are read.",
+        lc.InitializeParams,
         lc.InitializeResult,
         {
             "processId": 4242,
-            "capabilities": {},
+            "capabilities": {"window": {"workDoneProgress": True}},
             "initializationOptions": {
                 "memoryRoot": "/home/dev/.local/share/mimocode/memory",
                 "config": {
-                    "checkpoint": {"push_caps": {"memory": 8000, "total": 40000}, "task_archive_days": 7},
+                    "checkpoint": {
+                        "push_caps": {"memory": 8000, "total": 40000, "focus_task": 4000},
+                        "task_archive_days": 7,
+                    },
                     "compaction": {"max_context": {"anthropic/*": "150K"}, "trigger_ratio": "85%"},
                 },
             },
         },
-        {"capabilities": {}, "serverInfo": {"name": "mimo-sidecar", "version": "0.1.0"}},
-        params_member="initializationOptions",
     )
 )
 register(
@@ -163,7 +171,6 @@ register(
         None,
         None,
         NO_PARAMS,
-        None,
     )
 )
 register(
@@ -199,11 +206,6 @@ register(
         "Configuration warnings (unknown or unused keys), once per configuration load.",
         lc.LogMessageParams,
         None,
-        {
-            "type": 2,
-            "message": "config.checkpoint.push_caps.focus_task: accepted but has no effect (MiMo never "
-            "reads it, D6)",
-        },
     )
 )
 register(
@@ -216,7 +218,6 @@ register(
         lc.ConfigureParams,
         lc.ConfigureResult,
         {"config": {"checkpoint": {"push_caps": {"recent_user": 0}}, "memory": {"disable_write": False}}},
-        {"warnings": []},
     )
 )
 
@@ -243,7 +244,6 @@ register(
             "actors": [],
             "requestPrefix": {"system": ["You are a coding agent."], "tools": [{"name": "read"}]},
         },
-        {"sessionId": _SID, "revision": 1},
     )
 )
 register(
@@ -282,7 +282,6 @@ register(
                 }
             ],
         },
-        {"revision": 2},
     )
 )
 register(
@@ -295,16 +294,6 @@ register(
         ss.SessionRef,
         ss.SessionInfo,
         {"sessionId": _SID},
-        {
-            "sessionId": _SID,
-            "projectId": "prj_web",
-            "revision": 2,
-            "messageCount": 3,
-            "watermark": _U1,
-            "writer": _WRITER,
-            "estimatedTokens": 145,
-            "idMode": True,
-        },
     )
 )
 register(
@@ -317,7 +306,6 @@ register(
         ss.SessionRef,
         ss.CloseResult,
         {"sessionId": _SID},
-        {"closed": True},
     )
 )
 
@@ -335,7 +323,6 @@ register(
         ss.WriterStartedParams,
         ss.WriterStartedResult,
         {"sessionId": _SID, "watermark": _U1},
-        {"state": "in-flight", "watermark": _U1},
     )
 )
 register(
@@ -348,7 +335,6 @@ register(
         ss.WriterFinishedParams,
         ss.WriterFinishedResult,
         {"sessionId": _SID, "outcome": "success"},
-        {"watermark": _U1, "writer": _WRITER},
     )
 )
 
@@ -358,65 +344,6 @@ register(
 # ---------------------------------------------------------------------------------------------
 
 from . import rebuild as rb  # noqa: E402  (kept beside its entries)
-
-_SECTIONS_EXAMPLE = [
-    {
-        "key": "tasks",
-        "heading": "# Tasks ledger",
-        "tokens": 41,
-        "cap": 2000,
-        "unit": "chars",
-        "present": True,
-        "truncated": False,
-        "shed": False,
-    },
-    {
-        "key": "checkpoint",
-        "heading": "# Session checkpoint",
-        "tokens": 2380,
-        "cap": 11000,
-        "unit": "tokens",
-        "present": True,
-        "truncated": False,
-        "shed": False,
-        "path": "/home/dev/.local/share/mimocode/memory/sessions/ses_demo/checkpoint.md",
-    },
-    {
-        "key": "actors",
-        "heading": "# Active actors",
-        "tokens": 0,
-        "cap": 500,
-        "unit": "tokens",
-        "present": False,
-        "truncated": False,
-        "shed": False,
-        "reason": "no active actors",
-    },
-    {
-        "key": "activity",
-        "heading": "# Recent activity",
-        "tokens": 18,
-        "cap": 200,
-        "unit": "lines",
-        "present": True,
-        "truncated": False,
-        "shed": False,
-    },
-]
-
-_FIDELITY_EXAMPLE = {
-    "newestUserAsk": {"status": "verbatim", "messageId": _U1, "appended": False},
-    "tasks": {"openHeld": 2, "openListed": 2, "unlisted": []},
-    "newestToolError": {
-        "messageId": _A1,
-        "callId": "toolu_01",
-        "tool": "bash",
-        "inDigest": True,
-    },
-    "cutSections": [],
-    "shedSections": [],
-}
-_SIZES_EXAMPLE = {"beforeTokens": 171200, "afterTokens": 21400}
 
 register(
     MethodSpec(
@@ -432,41 +359,6 @@ register(
             "usage": {"input": 181000, "output": 2400, "cache": {"read": 0, "write": 0}},
             "model": {"contextWindow": 200000, "providerId": "anthropic", "modelId": "claude-sonnet"},
         },
-        {
-            "revision": 7,
-            "trigger": {
-                "usable": 180000,
-                "count": 183400,
-                "overflow": True,
-                "usageRecovered": False,
-                "usagePending": False,
-                "shouldRebuild": True,
-                "hard": 200000,
-                "usageSource": "request",
-                "warnings": [],
-            },
-            "watermark": {
-                "messageId": _U1,
-                "index": 0,
-                "tailTokens": 352,
-                "tailTextBlocks": 1,
-                "adjusted": False,
-            },
-            "storedWatermark": _U1,
-            "writerInFlight": False,
-            "preview": {
-                "outcome": "rebuilt",
-                "report": {
-                    "sections": _SECTIONS_EXAMPLE,
-                    "totalTokens": 2620,
-                    "overCap": False,
-                    "hasActivity": True,
-                    "shedUnits": [],
-                },
-                "fidelity": _FIDELITY_EXAMPLE,
-                "sizes": _SIZES_EXAMPLE,
-            },
-        },
     )
 )
 
@@ -480,61 +372,6 @@ register(
         rb.InsertParams,
         rb.InsertResult,
         {"sessionId": _SID, "reason": "auto", "digestUpTo": _A1},
-        {
-            "outcome": "rebuilt",
-            "revision": 8,
-            "message": {
-                "info": {
-                    "id": "msg_g0193f2a1c0e00001Q2w3E4r5T",
-                    "sessionID": _SID,
-                    "role": "user",
-                    "agentID": "main",
-                    "time": {"created": 1760000000001},
-                    "agent": "build",
-                },
-                "parts": [
-                    {
-                        "id": "prt_g0193f2a1c0e00002Q2w3E4r5T",
-                        "sessionID": _SID,
-                        "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T",
-                        "type": "checkpoint",
-                        "checkpointDir": "",
-                        "checkpointNumber": 0,
-                        "coveredUpTo": _U1,
-                        "digestUpTo": _A1,
-                    },
-                    {
-                        "id": "prt_g0193f2a1c0e00003Q2w3E4r5T",
-                        "sessionID": _SID,
-                        "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T",
-                        "type": "text",
-                        "synthetic": True,
-                        "text": "## Checkpoint\n\nSession memory directory: "
-                        "/home/dev/.local/share/mimocode/memory/"
-                        "sessions/ses_demo/\n\nCurrent checkpoint topic: lexer rewrite. Its content is in "
-                        "the \u201c# Session checkpoint\u201d section below.",
-                    },
-                    {
-                        "id": "prt_g0193f2a1c0e00004Q2w3E4r5T",
-                        "sessionID": _SID,
-                        "messageID": "msg_g0193f2a1c0e00001Q2w3E4r5T",
-                        "type": "text",
-                        "synthetic": True,
-                        "text": "The sections below are auto-loaded session context already in "
-                        "this message. …",
-                    },
-                ],
-            },
-            "compacted": [{"messageId": _A1, "partId": "prt_a0011", "compactedAt": 1760000009000}],
-            "sections": _SECTIONS_EXAMPLE,
-            "watermark": _U1,
-            "digestUpTo": _A1,
-            "statusText": "Context rebuilt: the conversation now continues from the most recent checkpoint. "
-            "Recent messages were kept; older context is represented by the checkpoint summary.",
-            "fidelity": _FIDELITY_EXAMPLE,
-            "sizes": _SIZES_EXAMPLE,
-            "warnings": [],
-        },
     )
 )
 
@@ -549,38 +386,6 @@ register(
         rb.BuildParams,
         rb.BuildResult,
         {"sessionId": _SID},
-        {
-            "revision": 8,
-            "prefix": {
-                "system": ["You are a coding agent."],
-                "tools": [{"name": "read"}],
-                "hash": "sha256:5d0f7e0b1c3f4a2e9b8d7c6a5f4e3d2c1b0a99887766554433221100ffeeddcc",
-            },
-            "messages": [
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "text", "text": "Summary of previous conversation from checkpoint files:"},
-                        {"type": "text", "text": "## Checkpoint\n\n…"},
-                        {
-                            "type": "text",
-                            "text": "The sections below are auto-loaded session context already in "
-                            "this message. …",
-                        },
-                        {
-                            "type": "text",
-                            "text": "<system-reminder>\nSession memory lives in …\n</system-reminder>",
-                        },
-                    ],
-                },
-            ],
-            "sources": ["msg_g0193f2a1c0e00001Q2w3E4r5T"],
-            "estimatedTokens": 2710,
-            "collapsedMessageIds": [_A1],
-            "reminderAdded": True,
-            "usagePending": True,
-            "warnings": [],
-        },
     )
 )
 
@@ -589,12 +394,6 @@ register(
 # ---------------------------------------------------------------------------------------------
 
 from . import checkpoint as ck  # noqa: E402  (kept beside its entries)
-
-_CHECKPOINT = "/home/dev/.local/share/mimocode/memory/sessions/ses_demo/checkpoint.md"
-_INSTRUCTIONS = (
-    "You are the checkpoint writer of this coding session. The conversation above is the session's "
-    f"history up to and including message {_A1}. …"
-)
 
 register(
     MethodSpec(
@@ -606,50 +405,7 @@ register(
         "registers the writer when none is in flight.",
         ck.PrepareParams,
         ck.PrepareResult,
-        {"sessionId": _SID, "format": "anthropic"},
-        {
-            "revision": 2,
-            "prefix": {
-                "system": ["You are a coding agent."],
-                "tools": [{"name": "read"}],
-                "hash": "sha256:0c1e3f4d5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7",
-                "request": {"system": [{"type": "text", "text": "You are a coding agent."}], "tools": []},
-            },
-            "format": "anthropic",
-            "messages": [
-                {"role": "user", "content": [{"type": "text", "text": "Fix the failing build"}]},
-                {
-                    "role": "assistant",
-                    "content": [
-                        {
-                            "type": "tool_use",
-                            "id": "call_1",
-                            "name": "read",
-                            "input": {"filePath": "src/app.ts"},
-                        }
-                    ],
-                },
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "tool_result", "tool_use_id": "call_1", "content": "export const app = 1\n"},
-                        {"type": "text", "text": _INSTRUCTIONS},
-                    ],
-                },
-            ],
-            "sources": [_U1, _A1, _A1],
-            "sourceGroups": [[_U1], [_A1], [_A1]],
-            "estimatedTokens": 352,
-            "reminderAdded": False,
-            "usagePending": False,
-            "warnings": [],
-            "watermark": _A1,
-            "started": True,
-            "checkpointPath": _CHECKPOINT,
-            "current": "# Session checkpoint\n\nTopic: (not written yet)\n\n## §1 Active intent\n…",
-            "instructions": _INSTRUCTIONS,
-            "instructionsTokens": 1710,
-        },
+        {"sessionId": _SID, "watermark": _A1, "format": "anthropic"},
     )
 )
 register(
@@ -668,14 +424,6 @@ register(
             "content": "# Session checkpoint\n\nTopic: fix the failing build\n\n## §1 Active intent\n"
             "_What the user wants now, …_\n- Latest ask: “Fix the failing build”\n…",
         },
-        {
-            "watermark": _A1,
-            "writer": {"inFlight": False, "settlements": 1, "lastOutcome": "success"},
-            "path": _CHECKPOINT,
-            "bytesWritten": 1184,
-            "created": False,
-            "warnings": [],
-        },
     )
 )
 
@@ -688,7 +436,6 @@ register(
         "Busy/idle status of a session while a rebuild waits for its checkpoint writer.",
         rb.StatusNotification,
         None,
-        {"sessionId": _SID, "state": "busy", "message": "Preparing conversation context\u2026"},
     )
 )
 
@@ -702,8 +449,6 @@ register(
         "answer null.",
         rb.WorkDoneProgressCreateParams,
         None,
-        {"token": "mimo-rebuild-08b165b6d24d"},
-        None,
     )
 )
 
@@ -716,14 +461,5 @@ register(
         "Work-done progress of a rebuild: begin, report (status text changed), end.",
         rb.ProgressParams,
         None,
-        {
-            "token": "mimo-rebuild-08b165b6d24d",
-            "value": {
-                "kind": "begin",
-                "title": "Rebuilding conversation context",
-                "message": "Preparing conversation context\u2026",
-                "cancellable": False,
-            },
-        },
     )
 )

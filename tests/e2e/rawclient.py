@@ -41,8 +41,17 @@ def encode(payload: Any) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
+def _limit_memory(max_bytes: int) -> None:
+    """In the child: cap its address space, so a runaway sidecar fails alone (MemoryError)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
+
+
 class RawClient:
-    def __init__(self, args: Sequence[str] = (), env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, args: Sequence[str] = (), env: dict[str, str] | None = None, max_memory: int | None = None
+    ) -> None:
         self.proc = subprocess.Popen(
             sidecar_command(*args),
             stdin=subprocess.PIPE,
@@ -50,6 +59,7 @@ class RawClient:
             stderr=subprocess.PIPE,
             env=env or hook_env(),
             cwd=REPO,
+            preexec_fn=None if max_memory is None else lambda: _limit_memory(max_memory),
         )
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
         self.violations: list[str] = []

@@ -112,6 +112,19 @@ def test_parent_death_via_initialize_process_id(
         assert time.monotonic() - started < 3.0
 
 
+@pytest.mark.parametrize(("shut_down", "code"), [(False, 1), (True, 0)])
+def test_exit_code_after_the_parent_dies(
+    memory_root: Path, fake_parent: subprocess.Popen[bytes], shut_down: bool, code: int
+) -> None:
+    with RawClient() as client:
+        client.initialize(memory_root, process_id=fake_parent.pid)
+        if shut_down:
+            assert client.call("shutdown")["result"] is None
+        fake_parent.kill()
+        fake_parent.wait(5)
+        assert client.wait(5) == code
+
+
 def test_log_file(tmp_path: Path, memory_root: Path) -> None:
     log = tmp_path / "sidecar.log"
     with RawClient(["--log-file", str(log)]) as c:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from mimo_sidecar.rpc import errors
 from mimo_sidecar.wire.registry import REGISTRY
 from tests.harness import Harness, RpcFailure
+from tests.json_paths import positions, replaced
 
 SERVED = [
     name
@@ -34,33 +35,14 @@ json_values = st.recursive(
 )
 
 
-def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every nested position of a JSON value (dict keys and list indexes)."""
-    out = []
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, child in items:
-        out.append((*prefix, key))
-        out.extend(_paths(child, (*prefix, key)))
-    return out
-
-
-def _replace(value: Any, path: tuple, new: Any) -> Any:
-    value = copy.deepcopy(value)
-    holder = value
-    for key in path[:-1]:
-        holder = holder[key]
-    holder[path[-1]] = new
-    return value
-
-
 def _mutations(example: Any) -> st.SearchStrategy[Any]:
     """The example with one key dropped or renamed, or any nested value replaced."""
     if not isinstance(example, dict) or not example:
         return json_values
     keys = sorted(example)
-    paths = _paths(example)
+    paths = positions(example)
     return st.one_of(
-        st.tuples(st.sampled_from(paths), json_values).map(lambda pv: _replace(example, pv[0], pv[1])),
+        st.tuples(st.sampled_from(paths), json_values).map(lambda pv: replaced(example, pv[0], pv[1])),
         st.sampled_from(keys).map(lambda k: {x: v for x, v in example.items() if x != k}),
         st.tuples(st.sampled_from(keys), json_values).map(lambda kv: {**example, kv[0]: kv[1]}),
         st.tuples(st.sampled_from(keys), st.text(min_size=1, max_size=8)).map(

@@ -78,3 +78,46 @@ def test_surrogate_pairs_in_large_frames_stay_pairs() -> None:
 def test_large_frame_with_invalid_utf8_is_rejected() -> None:
     with pytest.raises(ValueError):
         protocol.loads(_large({"text": "x"}).replace(b'"x"', b'"\xff\xfe"', 1))
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_numbers_read_the_same_whichever_parser_the_frame_takes(large: bool) -> None:
+    """orjson's reading (integers within i64/u64, doubles beyond, null past the double range) also
+    on the stdlib path that a lone surrogate escape forces. Found by the wire property test: a
+    tool input's -9223372036854775809 came back as an integer or as a double depending on the path."""
+    numbers = (
+        b"[-9223372036854775808, -9223372036854775809, 18446744073709551615, 18446744073709551616, "
+        + b"1e400, -1e400, "
+        + b"7" * 5000
+        + b"]"
+    )
+    expected = [-(2**63), -9.223372036854776e18, 2**64 - 1, 1.8446744073709552e19, None, None, None]
+    for text in (b"", b'"\\ud800", '):
+        body = b'{"n": [' + text + numbers + b"]}"
+        value = protocol.loads(_large_raw(body) if large else body)
+        assert value["n"][-1] == expected
+
+
+def _large_raw(body: bytes) -> bytes:
+    return body[:-1] + b', "pad": "' + b"p" * (protocol.LARGE_FRAME_BYTES + 10) + b'"}'
+
+
+def test_lone_surrogates_are_written_back_as_escapes() -> None:
+    out = protocol.dumps({"t": "a\ud800b", "\udc00": ["\U0001f600", "\ud83d"], "n": 2**70})
+    assert out == b'{"t":"a\\ud800b","\\udc00":["\xf0\x9f\x98\x80","\\ud83d"],"n":1180591620717411303424}'
+    assert protocol.loads(out) == {"t": "a\ud800b", "\udc00": ["\U0001f600", "\ud83d"], "n": 2**70}
+    assert protocol.dumps({"ok": "plain"}) == orjson.dumps({"ok": "plain"})  # orjson stays the path
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_frames_deeper_than_1024_levels_are_refused_unparsed(large: bool) -> None:
+    for depth, ok in ((1023, True), (1024, False), (200_000, False)):  # the object is one more level
+        body = b'{"a": ' + b"[" * depth + b"]" * depth + b"}"
+        body = _large_raw(body) if large else body
+        if ok:
+            assert isinstance(protocol.loads(body), dict)
+        else:
+            with pytest.raises(protocol.FrameTooDeep):
+                protocol.loads(body)
+    with pytest.raises(protocol.FrameTooDeep):  # the stdlib path too
+        protocol.loads(b'["\\ud800", ' + b"{" * 3000 + b"}" * 3000 + b"]")

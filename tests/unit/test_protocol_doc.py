@@ -1,19 +1,19 @@
 """protocol.md stays the contract of the code: generated blocks, method sections, error table,
-and examples that are true (they are replayed against the real handlers)."""
+and examples that are true: recorded from a real run of the sidecar (`rpc.doc_examples`), recorded
+again here, and compared."""
 
 from __future__ import annotations
 
 import copy
 import re
+from typing import Any
 
 import pytest
-from pydantic import BaseModel
 
-from mimo_sidecar.rpc import errors
+from mimo_sidecar.rpc import doc_examples, errors
 from mimo_sidecar.rpc.server import build_server
 from mimo_sidecar.wire import protocol_doc
-from mimo_sidecar.wire.registry import NO_PARAMS, REGISTRY
-from tests.harness import Harness
+from mimo_sidecar.wire.registry import REGISTRY
 
 DOC = protocol_doc.DEFAULT_PATH
 
@@ -28,21 +28,41 @@ def prose(text: str) -> str:
     return protocol_doc.prose(text)
 
 
-def test_generated_blocks_are_up_to_date(text: str) -> None:
-    problems = protocol_doc.check(text)
-    assert problems == [], (
-        "protocol.md differs from the wire models; run `.venv/bin/python -m mimo_sidecar.wire.protocol_doc`: "
-        + "; ".join(problems)
-    )
+@pytest.fixture(scope="module")
+def transcript() -> list[tuple[str, Any]]:
+    return doc_examples.record()
 
 
-def test_check_detects_drift(text: str) -> None:
+@pytest.fixture(scope="module")
+def recorded(transcript: list[tuple[str, Any]]) -> protocol_doc.Examples:
+    return doc_examples.examples(transcript)
+
+
+def test_generated_blocks_are_up_to_date(text: str, recorded: protocol_doc.Examples) -> None:
+    """The examples are what the sidecar answers today, the schemas what the models say."""
+    problems = protocol_doc.check(text, recorded)
+    assert problems == [], "protocol.md differs from the sidecar; run `make docs`: " + "; ".join(problems)
+
+
+def test_the_recording_is_deterministic(transcript: list[tuple[str, Any]]) -> None:
+    """Nothing volatile (a time, a minted ID, a token, a path) leaks into the examples."""
+    assert doc_examples.record() == transcript
+
+
+def test_check_detects_drift(text: str, recorded: protocol_doc.Examples) -> None:
     drifted = text.replace('"sessionId"', '"sessionID"', 1)
-    assert protocol_doc.check(drifted)
+    assert protocol_doc.check(drifted, recorded)
+    answer = re.search(r'"estimatedTokens": (\d+)', text)
+    assert answer is not None
+    wrong = text.replace(answer.group(0), f'"estimatedTokens": {int(answer.group(1)) + 1}', 1)
+    assert protocol_doc.check(wrong, recorded)
     missing = re.sub(
         r"<!-- BEGIN GENERATED: example session/get -->.*?<!-- END GENERATED -->", "", text, flags=re.S
     )
-    assert any("missing generated block 'example session/get'" in p for p in protocol_doc.check(missing))
+    problems = protocol_doc.check(missing, recorded)
+    assert any("missing generated block 'example session/get'" in p for p in problems)
+    unrecorded = {k: v for k, v in recorded.items() if k != "example rebuild/status"}
+    assert "no recorded example of rebuild/status" in protocol_doc.check(text, unrecorded)
 
 
 def test_every_registered_method_has_a_prose_section(prose: str) -> None:
@@ -72,49 +92,14 @@ def test_every_served_method_is_registered_and_every_request_is_served() -> None
             assert spec.name in custom or spec.name in lifecycle or spec.name.startswith("$/"), spec.name
 
 
-def _validate(model: type[BaseModel] | None, value: object, tmp_path) -> None:
-    if model is None:
-        return
-    value = copy.deepcopy(value)
-    if isinstance(value, dict) and "memoryRoot" in value:
-        value["memoryRoot"] = str(tmp_path)
-    model.model_validate(value)
-
-
-@pytest.mark.parametrize("name", list(REGISTRY))
-def test_examples_match_their_models(name: str, tmp_path) -> None:
-    spec = REGISTRY[name]
-    params = spec.params_example
-    if spec.params_member and params is not NO_PARAMS:
-        params = params[spec.params_member]
-    if params is not NO_PARAMS:
-        _validate(spec.params, params, tmp_path)
-    if spec.kind == "request":
-        _validate(spec.result, spec.result_example, tmp_path)
-
-
-async def test_session_examples_are_what_the_handlers_answer() -> None:
-    """Replay the examples in order against the real handlers (in process)."""
-    harness = Harness()
-    sequence = [
-        "session/open",
-        "session/sync",
-        "checkpoint/writerStarted",
-        "checkpoint/writerFinished",
-        "session/get",
-        "session/close",
-    ]
-    for name in sequence:
-        spec = REGISTRY[name]
-        got = await harness.call(name, spec.params_example)
-        assert got == spec.result_example, (
-            f"{name}: the example result in the registry is not what the sidecar answers"
-        )
-
-
-async def test_sidecar_configure_example_is_what_the_handler_answers() -> None:
-    harness = Harness()
-    spec = REGISTRY["sidecar/configure"]
-    got = await harness.call(spec.name, spec.params_example)
-    assert got == spec.result_example
-    assert harness.service.config.push_caps.recent_user == 0
+def test_recorded_messages_match_their_models(recorded: protocol_doc.Examples) -> None:
+    """Every recorded params and result validates against the model protocol.md shows for it."""
+    for name, spec in REGISTRY.items():
+        for label, message in recorded[f"example {name}"]:
+            if label.startswith(("Request", "Notification")) and spec.params is not None:
+                params = copy.deepcopy(message["params"])
+                if name == "initialize":  # the path is shown as DOC_MEMORY_ROOT, not a real directory
+                    params["initializationOptions"]["memoryRoot"] = "/"
+                spec.params.model_validate(params)
+            elif label == "Response" and spec.result is not None:
+                spec.result.model_validate(message["result"])

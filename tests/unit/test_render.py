@@ -231,6 +231,25 @@ def test_ledger_lines_children_glyphs_and_unknown_status() -> None:
     )
 
 
+def test_ledger_ids_compare_as_javascript_map_keys() -> None:
+    """Found by the wire property test: a task ID the host sent as an object crashed the render
+    (an unhashable dict key), so every later rebuild/compute of the session failed with -32603."""
+    tasks = [
+        {"id": {"x": 1}, "status": "open", "summary": "object id"},
+        {"id": "T2", "status": "open", "summary": "child of an object", "parent_task_id": {"x": 1}},
+        {"id": 3, "status": "open", "summary": "number id"},
+        {"id": "T3.1", "status": "done", "summary": "child", "parent_task_id": 3.0},
+        {"id": "T4", "status": "open", "summary": "string id"},
+        {"id": "T4.1", "status": "done", "summary": "not a child of 3", "parent_task_id": [3]},
+    ]
+    assert ledger_text(tasks) == (
+        "- [object Object] open \u2014 object id\n"
+        "- 3 open \u2014 number id\n"
+        f"  {texts.SUBTASKS_LABEL}\u2705T3.1\n"
+        "- T4 open \u2014 string id"
+    )
+
+
 def test_ledger_placeholder_without_tasks(mem: MemoryRoot) -> None:
     write(mem.global_memory_path(), "g")
     result = render(inputs(mem))

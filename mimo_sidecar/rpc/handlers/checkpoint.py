@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.jstext import est
 from ...core.outcomes import Built, Committed, Prepared, WriterFinish
+from ...jsonrpc_codec import EncodedJson
 from ...wire import checkpoint as ck
 from ...wire import session as w
-from ..dispatch import rpc_method
+from ..dispatch import encode_result, rpc_method
 from .rebuild import build_fields, output_of
 from .sessions import writer_info
 
@@ -60,9 +61,14 @@ def register(server: SidecarServer) -> None:
         return w.WriterFinishedResult(**finish_fields(done))
 
     @rpc_method(server, "checkpoint/prepare", ck.PrepareParams)
-    async def checkpoint_prepare(ls: SidecarServer, p: ck.PrepareParams) -> ck.PrepareResult:
-        prepared = ls.service.prepare_writer(p.session_id, p.watermark, output_of(p))
-        return prepare_result(prepared, p.format)
+    async def checkpoint_prepare(ls: SidecarServer, p: ck.PrepareParams) -> EncodedJson:
+        # The answer (host text included) is encoded before the writer is registered.
+        return ls.service.prepare_writer(
+            p.session_id,
+            p.watermark,
+            output_of(p),
+            lambda prepared: encode_result(prepare_result(prepared, p.format)),
+        )
 
     @rpc_method(server, "checkpoint/commit", ck.CommitParams)
     async def checkpoint_commit(ls: SidecarServer, p: ck.CommitParams) -> ck.CommitResult:

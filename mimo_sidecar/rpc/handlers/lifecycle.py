@@ -1,8 +1,11 @@
 """Lifecycle handlers: initialize (options, config), sidecar/configure, shutdown.
 
 - `initialize` validates `initializationOptions` (memory root, config); on failure it answers -32602
-  naming the field and the server stays uninitialized (the client may retry). Config warnings go to
-  the client as one `window/logMessage` per load, and to the log.
+  naming the field and the server stays uninitialized (the client may retry). (`processId` and
+  `capabilities` are validated before, by the protocol: `rpc.protocol.LSP_PARAMS`.) Config
+  warnings go to the client as one `window/logMessage` per load, and to the log.
+- `sidecar/configure` encodes its answer before it installs the config: a config is never changed
+  by a request that is not answered with the change.
 - `shutdown` waits for in-flight requests for at most `SHUTDOWN_DRAIN_SECONDS`; pygls then cancels
   what is left (-32800) and answers null. Later requests get -32600.
 - `exit` stops the server (protocol.lsp_exit); the process exit code is 0 after shutdown, else 1.
@@ -16,9 +19,10 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from ...core import texts
+from ...jsonrpc_codec import EncodedJson
 from ...wire.config import SidecarConfig, config_warnings, to_rebuild_config
 from ...wire.lifecycle import ConfigureParams, ConfigureResult, InitializationOptions
-from ..dispatch import rpc_method, validate_params
+from ..dispatch import encode_result, rpc_method, validate_params
 
 if TYPE_CHECKING:
     from ..server import SidecarServer
@@ -28,16 +32,14 @@ logger = logging.getLogger(__name__)
 SHUTDOWN_DRAIN_SECONDS = 10.0
 
 
-def apply_config(server: SidecarServer, config: SidecarConfig, source: str) -> list[str]:
+def apply_config(server: SidecarServer, config: SidecarConfig, warnings: list[str], source: str) -> None:
     """Install a validated config; report its warnings once (log + window/logMessage)."""
     server.service.configure(to_rebuild_config(config))
-    warnings = config_warnings(config)
     if warnings:
         for line in warnings:
             logger.warning("%s: %s", source, line)
-        text = texts.config_warnings_message(source, warnings)
+        text = texts.config_warnings_message(warnings)
         server.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=text))
-    return warnings
 
 
 def register(server: SidecarServer) -> None:
@@ -49,7 +51,7 @@ def register(server: SidecarServer) -> None:
             "initialize", InitializationOptions, params.initialization_options, prefix="initializationOptions"
         )
         server.service.set_memory_root(options.memory_root)
-        apply_config(server, options.config, "initialize")
+        apply_config(server, options.config, config_warnings(options.config), "initialize")
         server.protocol.initialized = True
         if params.process_id:
             server.parent_watcher.watch(params.process_id, "initialize.processId")
@@ -65,5 +67,8 @@ def register(server: SidecarServer) -> None:
         server.protocol.shutdown_completed = True  # pygls answers as soon as this returns
 
     @rpc_method(server, "sidecar/configure", ConfigureParams)
-    async def configure(ls: SidecarServer, params: ConfigureParams) -> ConfigureResult:
-        return ConfigureResult(warnings=apply_config(ls, params.config, "sidecar/configure"))
+    async def configure(ls: SidecarServer, params: ConfigureParams) -> EncodedJson:
+        warnings = config_warnings(params.config)
+        answer = encode_result(ConfigureResult(warnings=warnings))
+        apply_config(ls, params.config, warnings, "sidecar/configure")
+        return answer

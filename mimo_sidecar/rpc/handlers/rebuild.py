@@ -9,10 +9,11 @@ from ...core import engine
 from ...core.formats import BuildOutput, Target
 from ...core.outcomes import Built, Computed, Inserted
 from ...core.render import RenderResult
+from ...jsonrpc_codec import EncodedJson
 from ...service import InsertRequest
 from ...wire import rebuild as w
 from ...wire.checkpoint import PrepareParams
-from ..dispatch import rpc_method
+from ..dispatch import encode_result, rpc_method
 
 if TYPE_CHECKING:
     from ..server import SidecarServer
@@ -175,8 +176,9 @@ def register(server: SidecarServer) -> None:
         return compute_result(computed, p.include_text)
 
     @rpc_method(server, "rebuild/insert", w.InsertParams)
-    async def rebuild_insert(ls: SidecarServer, p: w.InsertParams) -> w.InsertResult:
-        return insert_result(await ls.service.insert(insert_request(p)))
+    async def rebuild_insert(ls: SidecarServer, p: w.InsertParams) -> EncodedJson:
+        # The answer is encoded before the boundary is inserted: no insert the host is not told of.
+        return await ls.service.insert(insert_request(p), lambda done: encode_result(insert_result(done)))
 
     @rpc_method(server, "request/build", w.BuildParams)
     async def request_build(ls: SidecarServer, p: w.BuildParams) -> w.BuildResult:
