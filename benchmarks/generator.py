@@ -5,18 +5,17 @@
     write_split_json(path, data)
 
 A session is `{"sessionId", "projectId", "model", "messages": [{"info", "parts"}], "tasks", "actors"}`
-(spec §2): user turns (short, long pasted logs, CJK, emoji), assistant steps with reasoning, text
-and tool calls (read/grep/glob/bash/edit/write/webfetch/actor/task/todowrite) whose outputs range
-from a few hundred bytes to ~200 KB, errors, interrupted calls, sub-agent slices
-(`info.agentID = "explore-N"`) and token usage that grows towards `final_input_tokens`. IDs are
-MiMo v2 ascending IDs (spec §14.2) minted on one clock, so they ascend in list order, and
-`time.created` strictly increases. The session always ends inside a tool loop: the last assistant
-message finished with "tool-calls".
+(behavior.md#data-model): user turns (short, long pasted logs, CJK, emoji), assistant steps with reasoning,
+text and tool calls (read/grep/glob/bash/edit/write/webfetch/actor/task/todowrite) whose outputs range from a
+few hundred bytes to ~200 KB, errors, interrupted calls, sub-agent slices (`info.agentID = "explore-N"`) and
+token usage that grows towards `final_input_tokens`. IDs are MiMo v2 ascending IDs (behavior.md#id-v2) minted
+on one clock, so they ascend in list order, and `time.created` strictly increases. The session always ends
+inside a tool loop: the last assistant message finished with "tool-calls".
 
 Sizes: the output sizes are steered by a feedback loop towards `bytes_per_message` of compact
 JSON per message (default 10 000: 5 000 messages ≈ 50 MB), whatever the shape.
 
-Shapes (spec §2.8): "inline" is MiMo's `tool` part; "anthropic" puts `tool_use` parts on the
+Shapes (behavior.md#shapes): "inline" is MiMo's `tool` part; "anthropic" puts `tool_use` parts on the
 assistant message and `tool_result` parts on a following user-role carrier (some steps are stored
 as two entries sharing `providerMessageID`); "openai" puts `function` parts on the assistant
 message and one `role: "tool"` message per call (`info.tool_call_id`, a text part).
@@ -77,7 +76,7 @@ TOOL_WEIGHTS = {
 SUBAGENT_TOOLS = ("read", "grep", "glob", "read", "grep")
 
 
-# -- IDs (spec §14.2) --------------------------------------------------------------------------------
+# -- IDs (behavior.md#id-v2) -------------------------------------------------------------------------
 class IdMint:
     """MiMo v2 IDs from a seeded source: `n = ts_ms * 4096 + counter`, one counter for all prefixes."""
 
@@ -109,7 +108,7 @@ class IdMint:
         return f"{prefix}{self._suffix(k)}"
 
 
-# -- messages and parts (spec §2.1, §2.2) ---------------------------------------------------------------
+# -- messages and parts (behavior.md#messages, behavior.md#parts) ---------------------------------------
 def new_message(ids: IdMint, now: int, session_id: str, role: str, slice_id: str, info: Json) -> Json:
     """A message created at `now` in `slice_id` ("main" or an actor ID), with no parts yet."""
     msg_info = {
@@ -127,7 +126,7 @@ def new_message(ids: IdMint, now: int, session_id: str, role: str, slice_id: str
 def new_actor(
     actor_id: str, session_id: str, agent: str, description: str, background: bool, now: int
 ) -> Json:
-    """A registered actor (spec §2.9), running since `now`."""
+    """A registered actor (behavior.md#session-state), running since `now`."""
     return {
         "actorID": actor_id,
         "sessionID": session_id,
@@ -501,9 +500,9 @@ class _Builder:
     def tasks(self) -> list[Json]:
         """T1 in progress (T1.1 done, T1.2 open), T2 blocked, T3 done and archived.
 
-        T1.1 has no `ended_at`, so it stays listed whatever the clock says: archival (spec §2.9,
-        D5) is evaluated against the sidecar's clock, and a committed sample would otherwise lose
-        its done child a week after it was generated. T3's `cleanup_after` is in the past.
+        T1.1 has no `ended_at`, so it stays listed whatever the clock says: archival
+        (behavior.md#task-archival, D5) is evaluated against the sidecar's clock, and a committed sample would
+        otherwise lose its done child a week after it was generated. T3's `cleanup_after` is in the past.
         """
         t0 = self.messages[0]["info"]["time"]["created"] if self.messages else self.now
         at = [t0 + k * (self.now - t0) // 10 for k in range(10)]
@@ -823,7 +822,7 @@ def generate_session(
     }
 
 
-# -- memory root (spec §2.9) --------------------------------------------------------------------------
+# -- memory root (behavior.md#memory-layout) ----------------------------------------------------------
 CHECKPOINT_SECTIONS = [
     ("§1 Active intent", "_What the user wants right now, in their words; update on every turn._"),
     ("§2 Decisions", "_Decisions taken and why; never delete, mark superseded ones._"),

@@ -1,15 +1,17 @@
-"""The rebuild boundary and what surrounds it (spec §7.3–§7.6).
+"""The rebuild boundary and what surrounds it (behavior.md#boundary).
 
-- `classify`: the shape of the last message, which picks the closing reminder (§7.6, §8.6).
-- `render_index` / `render_actors`: the two companion texts of the boundary (§7.4).
-- `build_boundary`: the boundary message itself, parts in the §7.3 order, IDs minted in part order.
-- `microcompact`: marking compactable tool results created after the watermark (§7.5).
+- `classify`: the shape of the last message, which picks the closing reminder (behavior.md#classify,
+behavior.md#reminders).
+- `render_index` / `render_actors`: the two companion texts of the boundary (behavior.md#actors-block).
+- `build_boundary`: the boundary message itself, parts in the behavior.md#boundary-message order, IDs minted
+in part order.
+- `microcompact`: marking compactable tool results created after the watermark (behavior.md#microcompaction).
 
 Microcompaction marks (DEVIATION D8 convention for split shapes)
-----------------------------------------------------------------
-The mark is always a `time.compacted = now_ms` field, set on a *copy* of the part that holds the
-result; the copy replaces the original in `message.parts` and `on_change(message, part_index)` is
-called so the session re-estimates that one part (§2.6: the field counts in the estimate).
+---------------------------------------------------------------- The mark is always a `time.compacted =
+now_ms` field, set on a *copy* of the part that holds the result; the copy replaces the original in
+`message.parts` and `on_change(message, part_index)` is called so the session re-estimates that one part
+(behavior.md#time-compacted: the field counts in the estimate).
 
 - Inline `tool` part (MiMo): `part["state"]["time"]["compacted"]`.
 - Anthropic `tool_result` / OpenAI Responses `function_call_output` part: `part["time"]["compacted"]`
@@ -37,7 +39,8 @@ from .message import Json, Message
 from .shapes import MESSAGE_LEVEL_RESULT, is_carrier, logical_calls, tool_results, tool_uses
 from .words import MAIN_AGENT
 
-# §7.5 item 4: exact and case-sensitive; the list itself is fixed (hosts map their names onto it).
+# behavior.md#compactable-tools: exact and case-sensitive; the list itself is fixed (hosts map their names
+# onto it).
 COMPACTABLE = frozenset(
     {
         "read",
@@ -56,7 +59,7 @@ COMPACTABLE = frozenset(
 )
 
 # =============================================================================================
-# §7.6 classify
+# behavior.md#classify classify
 # =============================================================================================
 LastKind = Literal["assistant", "tool", "user"]
 Finish = Literal["tool-calls", "stop"]
@@ -82,7 +85,7 @@ def classify(msgs: Sequence[Message]) -> LastMessageInfo | None:
 
 
 # =============================================================================================
-# §7.4 the checkpoint index
+# behavior.md#checkpoint-index the checkpoint index
 # =============================================================================================
 # `^Topic:\s*(.+)$` with the `m` flag, in JavaScript semantics: `^`/`$` at any of the four line
 # terminators, `.` excludes them, `\s` is the JavaScript whitespace class (it crosses lines).
@@ -119,7 +122,7 @@ def render_index(memory: MemoryRoot, session_id: str) -> str:
 
 
 # =============================================================================================
-# §7.4 the active actors block
+# behavior.md#actors-block the active actors block
 # =============================================================================================
 def _idle_ms(actor: Json, now_ms: int) -> int:
     last = actor.get("lastTurnTime")
@@ -150,7 +153,7 @@ def render_actors(actors: Sequence[Json], now_ms: int) -> str:
 
 
 # =============================================================================================
-# §7.3 the boundary message
+# behavior.md#boundary-message the boundary message
 # =============================================================================================
 class BoundaryMessage(TypedDict):
     info: Json
@@ -198,11 +201,12 @@ def build_boundary(
     message_id: str | None = None,
     id_scheme: IdScheme = "v2",
 ) -> BoundaryMessage:
-    """§7.3 steps 3–5: the boundary `{info, parts}`; raises ValueError on an empty rendered text.
+    """behavior.md#boundary-message: the boundary `{info, parts}`; raises ValueError on an empty rendered
+    text.
 
     IDs not given are minted in `id_scheme` (the host's ascending scheme, issue 10 item 6)."""
     if not rendered_text:
-        raise ValueError("an empty rebuild text must not be inserted (spec §7.3 step 1)")
+        raise ValueError("an empty rebuild text must not be inserted (behavior.md#insert-steps)")
     mid = message_id if message_id is not None else minter.mint("msg", now_ms, id_scheme)
     created = (boundary_created_at if boundary_created_at is not None else now_ms) + 1
     bodies = [_checkpoint_part(watermark, digest_up_to, has_activity)]
@@ -211,7 +215,7 @@ def build_boundary(
     bodies.append(_synthetic_text(rendered_text))
     if actors_text:
         bodies.append(_synthetic_text(actors_text))
-    # Part IDs are minted in part order, so they ascend (§14.4).
+    # Part IDs are minted in part order, so they ascend (behavior.md#id-use).
     parts = [
         {"id": minter.mint("prt", now_ms, id_scheme), "sessionID": session_id, "messageID": mid, **b}
         for b in bodies
@@ -220,7 +224,7 @@ def build_boundary(
 
 
 # =============================================================================================
-# §7.5 microcompaction
+# behavior.md#microcompaction microcompaction
 # =============================================================================================
 @dataclass(frozen=True)
 class CompactMark:
@@ -235,7 +239,8 @@ OnChange = Callable[[Message, int], None]
 def boundary_time_for(
     boundary_created_at: int | None, watermark: str, messages_all_slices: Sequence[Message]
 ) -> int | None:
-    """§7.5 step 2: `boundaryCreatedAt`, else the watermark message's time, else None (skip)."""
+    """behavior.md#microcompaction-rule: `boundaryCreatedAt`, else the watermark message's time, else None
+    (skip)."""
     if boundary_created_at is not None:
         return boundary_created_at
     for m in messages_all_slices:

@@ -1,11 +1,11 @@
-"""Budgeted reads of memory files (spec §9): proportional (notes.md) and section-aware (checkpoint.md,
-both MEMORY.md).
+"""Budgeted reads of memory files (behavior.md#budgeted-reads): proportional (notes.md) and section-aware
+(checkpoint.md, both MEMORY.md).
 
 Both functions are pure: they take the already decoded text (the caller reads the file through
 `MemoryRoot`; a missing file means the caller uses ""). All lengths and cuts are in UTF-16 code
-units, and the proportional cuts are evaluated in IEEE doubles in the spec's exact order, so the
-numbers match MiMo's. DEVIATION D9: a high surrogate left dangling at the end of a cut is dropped
-before any offset is reported.
+units, and the proportional cuts are evaluated in IEEE doubles in the documented order
+(behavior.md#js-float-order), so the numbers match MiMo's. DEVIATION D9: a high surrogate left
+dangling at the end of a cut is dropped before any offset is reported.
 """
 
 from __future__ import annotations
@@ -34,14 +34,15 @@ class BudgetedText:
 
 
 def scaled_cut(length16: int, budget: int, total: int) -> int:
-    """`floor(length16 × (budget / total) × 0.95)`, in doubles and in that order (§9, §15 item 9)."""
+    """`floor(length16 × (budget / total) × 0.95)`, in doubles and in that order (behavior.md#budgeted-reads,
+    behavior.md#js-float-order)."""
     if total == 0:
         return 0  # JS: 0 × ±Infinity is NaN, and slice(0, NaN) is empty
     q = float(budget) / float(total)
     return math.floor(float(length16) * q * 0.95)
 
 
-# -- §9.1 ----------------------------------------------------------------------------------------
+# -- behavior.md#proportional-read ---------------------------------------------------------------
 def proportional_read(full_text: str, budget: int, path: str) -> BudgetedText:
     """Keep the head that fits the budget, ending at the last newline; hint with the resume offset."""
     total = est(full_text)
@@ -54,7 +55,7 @@ def proportional_read(full_text: str, budget: int, path: str) -> BudgetedText:
     return BudgetedText(clean + "\n\n" + hint, True, total)
 
 
-# -- §9.2 ----------------------------------------------------------------------------------------
+# -- behavior.md#section-aware-read --------------------------------------------------------------
 @dataclass
 class _Section:
     header: str
@@ -126,7 +127,8 @@ def _fill(preamble: list[str], sections: list[_Section], budget: int) -> list[st
         else:
             remaining = budget - used
             if remaining > MIN_TOKENS_FOR_PARTIAL_BODY:
-                # Not aligned to a line boundary (unlike §9.1). Here bt > remaining > 0.
+                # Not aligned to a line boundary (unlike behavior.md#proportional-read). Here bt > remaining >
+                # 0.
                 out.append(drop_dangling_high(head16(full_body, scaled_cut(len16(full_body), remaining, bt))))
                 used += remaining
         out.append("")

@@ -1,8 +1,9 @@
-"""Collapse by ID range (spec §11): leave out of the request what the boundary's digest already says.
+"""Collapse by ID range (behavior.md#collapse): leave out of the request what the boundary's digest already
+says.
 
 The newest checkpoint boundary `B` says "(coveredUpTo, digestUpTo] is summarised in my
 # Recent activity list". Non-user messages in that creation-order range are dropped from the
-main agent's request; user messages always stay. The range is tested with `ord` (§2.10), not
+main agent's request; user messages always stay. The range is tested with `ord` (behavior.md#ordering), not
 with positions, so a tail message that sorts before the back-dated boundary is still caught.
 
 Split shapes (D8): a carrier is not a user message here. Each of its results follows the issuing
@@ -86,7 +87,8 @@ def _dropped_call_ids(messages: Iterable[Message], removed: set[int]) -> set[str
 
 
 def collapse(messages: list[Message], ordering: Ordering) -> CollapseResult:
-    """§11 over the main agent's request list; `messages` is returned as is when nothing changes."""
+    """behavior.md#collapse over the main agent's request list; `messages` is returned as is when nothing
+    changes."""
     boundary = _newest_checkpoint_boundary(messages)
     if boundary is None:
         return CollapseResult(messages)

@@ -1,4 +1,4 @@
-"""The configuration values the core reads (spec §13), with their defaults.
+"""The configuration values the core reads (behavior.md#configuration), with their defaults.
 
 Validation of what a host sends lives in `wire.config`; the core only sees these plain, already
 valid values.
@@ -17,7 +17,8 @@ DEFAULT_COMMIT_MAX_BYTES = 1024 * 1024  # checkpoint/commit: about 24x the defau
 
 @dataclass(frozen=True)
 class PushCaps:
-    """`checkpoint.push_caps` (spec §13.1). Units: `tasks_ledger` in UTF-16 characters, the rest tokens."""
+    """`checkpoint.push_caps` (behavior.md#push-caps). Units: `tasks_ledger` in UTF-16 characters, the rest
+    tokens."""
 
     tasks_ledger: int = 2000
     checkpoint: int = 11000

@@ -1,4 +1,5 @@
-"""Orchestration of the rebuild over one `Session` (spec §4, §5, §7, §12).
+"""Orchestration of the rebuild over one `Session` (behavior.md#trigger, behavior.md#watermark,
+behavior.md#rebuild, behavior.md#request).
 
 Pure and synchronous. Waiting for a checkpoint writer is the service's job (`service.insert_flow`):
 it calls `insert_gate` and reads the watermark *before* the wait (Decision D4), waits, and then
@@ -130,7 +131,7 @@ class BuildResult:
     usage_pending: bool
 
 
-# -- trigger and watermark (§4, §5) ------------------------------------------------------------
+# -- trigger and watermark (behavior.md#trigger, behavior.md#watermark) ------------------------
 def decide_trigger(
     session: Session,
     config: RebuildConfig,
@@ -193,7 +194,8 @@ def model_from_history(msgs: Sequence[Message]) -> ModelLimits | None:
 
 
 def writer_watermark(session: Session, main_view: Sequence[Message] | None = None) -> WatermarkResult | None:
-    """The watermark a writer starting now should cover: over the main slice's view (§5.1)."""
+    """The watermark a writer starting now should cover: over the main slice's view
+    (behavior.md#watermark-lifecycle)."""
     return watermark_for(main_view if main_view is not None else session.context_view(MAIN_AGENT))
 
 
@@ -201,8 +203,8 @@ def writer_watermark(session: Session, main_view: Sequence[Message] | None = Non
 def activity_tail(
     session: Session, watermark: str | None, digest_up_to: str | None
 ) -> tuple[list[Message] | None, list[Message] | None, list[str]]:
-    """Main-slice messages with ord(W) < ord(m) <= ord(D) (§8.5.9), or None without both ends;
-    and, from the same pass, every main-slice message after W (None when W is unknown), which the
+    """Main-slice messages with ord(W) < ord(m) <= ord(D) (behavior.md#section-activity), or None without both
+    ends; and, from the same pass, every main-slice message after W (None when W is unknown), which the
     fidelity report searches for the newest tool error."""
     if not watermark:
         return None, None, []
@@ -245,7 +247,7 @@ def render_inputs(
     )
 
 
-# -- compute (§4 + §5 + a dry-run render) -------------------------------------------------------
+# -- compute (behavior.md#trigger + behavior.md#watermark + a dry-run render) -------------------
 def compute(
     session: Session,
     memory: MemoryRoot,
@@ -287,11 +289,12 @@ def compute(
     return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes)
 
 
-# -- insert (§7) --------------------------------------------------------------------------------
+# -- insert (behavior.md#rebuild) ---------------------------------------------------------------
 def insert_gate(
     session: Session, memory: MemoryRoot, config: RebuildConfig, agent_id: str
 ) -> GateOutcome | None:
-    """The outcome that ends a rebuild before any rendering, or None to proceed (§7.1, §7.2, §8.1)."""
+    """The outcome that ends a rebuild before any rendering, or None to proceed (behavior.md#rebuild-outcomes,
+    behavior.md#rebuild-from-checkpoint, behavior.md#agent-gate)."""
     if config.checkpoint_disabled:
         return "checkpoint-off"
     if config.memory_disable_write:
@@ -308,10 +311,10 @@ def insert_gate(
 def boundary_id_scheme(session: Session) -> IdScheme | None:
     """The scheme the boundary's IDs are minted in, or None when the host must supply one.
 
-    In sequence mode, or while every ID is a v2 ID, MiMo's v2 IDs (spec §14.4). When the host
-    declared non-v2 IDs ascending, the boundary must sort among them by its ID: it is minted in the
-    scheme of the newest host ID when that is recognisable (legacy v1, OpenCode's), else None. A v2
-    ID there would sort after every later host ID, and no rebuild would ever trigger again (§4.4).
+    In sequence mode, or while every ID is a v2 ID, MiMo's v2 IDs (behavior.md#id-use). When the host declared
+    non-v2 IDs ascending, the boundary must sort among them by its ID: it is minted in the scheme of the
+    newest host ID when that is recognisable (legacy v1, OpenCode's), else None. A v2 ID there would sort
+    after every later host ID, and no rebuild would ever trigger again (behavior.md#recover-once).
     """
     if not session.id_mode or session.all_ids_v2:
         return "v2"
@@ -331,7 +334,8 @@ def require_boundary_id(session: Session, boundary_id: str | None) -> None:
 
 
 def insert_messages(session: Session, reason: str) -> list[Message]:
-    """`msgs` of §7: the full main slice for a manual rebuild (§7.7), else the main view."""
+    """`msgs` of behavior.md#rebuild: the full main slice for a manual rebuild (behavior.md#manual-rebuild),
+    else the main view."""
     return session.slice(MAIN_AGENT) if reason == "manual" else list(session.context_view(MAIN_AGENT))
 
 
@@ -357,8 +361,8 @@ def plan_insert(
     boundary_id: str | None = None,
     tool_name_map: dict[str, str] | None = None,
 ) -> InsertResult:
-    """Render and build the boundary and plan the compaction marks (§7.2–§7.5), changing nothing:
-    a `rebuilt` result carries its `changes` for `apply_insert`, so the caller can write its answer
+    """Render and build the boundary and plan the compaction marks (behavior.md#insert-steps), changing
+    nothing: a `rebuilt` result carries its `changes` for `apply_insert`, so the caller can write its answer
     before the session changes, and the change is all or nothing.
 
     `watermark` is the value read before any writer wait (D4). Raises DomainError when the host
@@ -374,7 +378,7 @@ def plan_insert(
     result = InsertResult("insert-failed", watermark=watermark, digest_up_to=d, warnings=warnings)
     try:
         rendered = render(inputs)
-    except Exception as exc:  # §7.3 step 1: a render error counts as an empty render
+    except Exception as exc:  # behavior.md#insert-steps: a render error counts as an empty render
         result.detail = texts.rendering_failed(exc)
         return result
     result.render = rendered
@@ -445,7 +449,8 @@ def _boundary(
     model: Json | None = None,
     boundary_id: str | None = None,
 ) -> Message:
-    """The boundary message of §7.3 for a rendered text (not yet registered), stamped W + 1.
+    """The boundary message of behavior.md#boundary-message for a rendered text (not yet registered), stamped
+    W + 1.
 
     D12: `w_created` is W's time wherever W is (`Session.find_in_context`). When W lies behind an
     earlier boundary it is not in the view, and MiMo then stamps the boundary "now", which hides
@@ -482,7 +487,7 @@ def request_sizes(
     tool_name_map: dict[str, str] | None = None,
 ) -> tuple[RequestSizes, list[PlannedMark]]:
     """The request now (over `view`) and once `boundary` is inserted and microcompaction has
-    marked the results created after W (`w_created`, at `now_ms`), estimated (§12); and those
+    marked the results created after W (`w_created`, at `now_ms`), estimated (behavior.md#request); and those
     planned marks."""
     planned = plan_microcompaction(session.messages(), w_created, boundary.id, tool_name_map=tool_name_map)
     ordering = session.ordering()
@@ -496,7 +501,7 @@ def _refused(config: RebuildConfig, sizes: RequestSizes) -> bool:
 
 
 def _or_empty(make: Callable[[], str], warnings: list[str], what: str) -> str:
-    """§7.3: an error while rendering a companion text counts as "" (and is reported)."""
+    """behavior.md#insert-steps: an error while rendering a companion text counts as "" (and is reported)."""
     try:
         return make()
     except Exception as exc:
@@ -520,7 +525,7 @@ def _last_user_field(msgs: Sequence[Message], name: str) -> Any:
     return None
 
 
-# -- request assembly (§12) --------------------------------------------------------------------
+# -- request assembly (behavior.md#request) ----------------------------------------------------
 def prefix_of(session: Session, built: BuiltRequest | None = None) -> RequestPrefix:
     """The frozen request prefix (behavior.md#request-prefix) in the format of `built` (default
     `ai-sdk`), with a hash over the format's own prefix bytes for prompt-cache comparisons."""
@@ -557,7 +562,8 @@ def model_in_use(session: Session, agent_id: str) -> tuple[str | None, str | Non
 
 
 def has_memory_artifacts(session: Session, memory: MemoryRoot, config: RebuildConfig, now_ms: int) -> bool:
-    """§12.3: the session memory directory is non-empty, or the session has a listed task."""
+    """behavior.md#memory-reminder: the session memory directory is non-empty, or the session has a listed
+    task."""
     return bool(session.listed_tasks(now_ms, config.task_archive_days)) or memory.session_dir_nonempty(
         session.session_id
     )
@@ -601,8 +607,9 @@ def build(
 
 
 def writer_view(session: Session, up_to: str | None = None) -> list[Message]:
-    """The checkpoint writer's forked history (§5.1, §12.8): the main view up to and including
-    its watermark (the in-flight writer's, else the one a writer starting now would cover).
+    """The checkpoint writer's forked history (behavior.md#watermark-lifecycle, behavior.md#writer-request):
+    the main view up to and including its watermark (the in-flight writer's, else the one a writer starting
+    now would cover).
 
     Raises KeyError naming the watermark when it is not in the view (the writer is not started).
     """
@@ -629,8 +636,9 @@ def build_for_writer(
     cache_ttl: str | None = None,
     instructions: str | None = None,
 ) -> BuildResult:
-    """The writer's request: its view up to W, never collapsed, no per-turn reminder (§12.8);
-    with `instructions`, those as the last user content (behavior.md#writer-request)."""
+    """The writer's request: its view up to W, never collapsed, no per-turn reminder
+    (behavior.md#writer-request); with `instructions`, those as the last user content
+    (behavior.md#writer-request)."""
     view = writer_view(session, up_to)
     built = build_messages(
         view,

@@ -1,11 +1,11 @@
-"""MiMo-style identifiers (spec §14): minting v2 IDs and reading the time back out of an ID.
+"""MiMo-style identifiers (behavior.md#ids): minting v2 IDs and reading the time back out of an ID.
 
 An ID is `{prefix}_{payload}` with a 26-character payload. The v2 ascending payload is the mark `g`,
 16 lowercase hex digits of `n = ts_ms * 4096 + counter` and 9 base-62 random characters. `g` sorts
 after every hex digit, so v2 IDs sort after the legacy v1 IDs of the same prefix, and among
-themselves they sort in minting order because `n` only grows (§14.2, DEVIATION D10).
+themselves they sort in minting order because `n` only grows (behavior.md#id-monotonic, DEVIATION D10).
 
-The legacy v1 payload (§14.3, OpenCode's scheme) is 12 hex digits of the low 48 bits of the same
+The legacy v1 payload (behavior.md#id-v1, OpenCode's scheme) is 12 hex digits of the low 48 bits of the same
 `n`, then 14 base-62 characters. The sidecar mints v1 IDs for a boundary only when the host's own
 IDs are v1 and declared ascending, so that the boundary sorts among them as a host ID would.
 
@@ -22,7 +22,7 @@ from typing import Literal
 
 IdScheme = Literal["v2", "v1"]  # the ascending schemes the sidecar can mint
 
-# Known prefixes (§14.1); hosts may mint with others, so the minter does not restrict itself.
+# Known prefixes (behavior.md#id-format); hosts may mint with others, so the minter does not restrict itself.
 PREFIXES = {
     "message": "msg",
     "part": "prt",
@@ -48,7 +48,7 @@ DESCENDING_MARK = "-"
 _U64 = (1 << 64) - 1
 _U48 = (1 << 48) - 1
 
-# v1 (§14.3): 12 hex digits = the low 48 bits of n, so the time part wraps every 2^36 ms.
+# v1 (behavior.md#id-v1): 12 hex digits = the low 48 bits of n, so the time part wraps every 2^36 ms.
 V1_CYCLE_MS = 1 << 36
 _V1_PAYLOAD = re.compile(r"[0-9a-f]{12}[0-9A-Za-z]{14}")
 _V2_PAYLOAD = re.compile(r"[g\-][0-9a-f]{16}[0-9A-Za-z]{9}")
@@ -70,7 +70,7 @@ class IdMinter:
         return _join(prefix, ASCENDING_MARK + _hex16(self._next_n(now_ms)) + self._random_suffix())
 
     def ascending_v1(self, prefix: str, now_ms: int) -> str:
-        """A new legacy v1 ID (§14.3): the low 48 bits of `n`, then 14 random base-62 characters.
+        """A new legacy v1 ID (behavior.md#id-v1): the low 48 bits of `n`, then 14 random base-62 characters.
         It sorts after the v1 IDs minted earlier in the same 2^36 ms cycle."""
         return _join(
             prefix, format(self._next_n(now_ms) & _U48, "012x") + self._random_suffix(RANDOM_CHARS_V1)
@@ -87,7 +87,7 @@ class IdMinter:
 
     def _next_n(self, now_ms: int) -> int:
         # The counter restarts whenever the millisecond changes and is incremented before use,
-        # so the first ID of a millisecond has counter 1 (§14.2).
+        # so the first ID of a millisecond has counter 1 (behavior.md#id-v2).
         if now_ms != self._last_ts:
             self._last_ts = now_ms
             self._counter = 0
@@ -116,7 +116,7 @@ def _join(prefix: str, payload: str) -> str:
 
 
 def has_prefix(identifier: str, prefix: str) -> bool:
-    """A host-supplied ID is accepted when it starts with the right prefix (§14.2)."""
+    """A host-supplied ID is accepted when it starts with the right prefix (behavior.md#id-v2)."""
     return isinstance(identifier, str) and identifier.startswith(prefix + "_")
 
 
@@ -151,7 +151,7 @@ def ascending_scheme(identifier: str) -> IdScheme | None:
 def timestamp_of(identifier: str, now_ms: int | None = None) -> int:
     """Creation time in ms encoded in an ID.
 
-    v2: `floor(n / 4096)`; a descending ID is inverted back first. v1 (§14.3): the 36 time bits
+    v2: `floor(n / 4096)`; a descending ID is inverted back first. v1 (behavior.md#id-v1): the 36 time bits
     only give the time modulo 2^36 ms, so the latest cycle that is ≤ `now_ms` is chosen, which
     needs `now_ms`. Raises ValueError for anything else.
     """

@@ -1,11 +1,11 @@
 """JavaScript `JSON.stringify` in Python: the exact text, and (fast) its UTF-16 length.
 
-The token estimate of a message is the length of `JSON.stringify(part)` (spec §3.2), so the length
-must match JavaScript to the code unit. Python's serializers differ in three places (§3.2 pitfalls
-4 and 5): lone surrogates (JS escapes them as `\\udxxx`), float formatting (JS prints `1` for `1.0`,
-`1e+21`, `1e-7`, plain decimals from 1e-6 to 1e21) and integers beyond 2^53 (JS prints the nearest
-double). Everything else — compact separators, raw non-ASCII, the control-character escapes — is
-what orjson and `json.dumps(ensure_ascii=False)` already produce.
+The token estimate of a message is the length of `JSON.stringify(part)` (behavior.md#message-estimate), so the
+length must match JavaScript to the code unit. Python's serializers differ in three places
+(behavior.md#stringify-parity): lone surrogates (JS escapes them as `\\udxxx`), float formatting (JS prints
+`1` for `1.0`, `1e+21`, `1e-7`, plain decimals from 1e-6 to 1e21) and integers beyond 2^53 (JS prints the
+nearest double). Everything else — compact separators, raw non-ASCII, the control-character escapes — is what
+orjson and `json.dumps(ensure_ascii=False)` already produce.
 
 `js_json_length` serializes with orjson (C speed, the common path) and corrects for floats and huge
 integers with a walk that only visits containers; it falls back to the pure-Python `js_stringify`

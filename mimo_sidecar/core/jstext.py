@@ -1,15 +1,15 @@
 """JavaScript string semantics in Python: UTF-16 lengths and slices, JS whitespace, the token estimate.
 
-Every length, cut and offset of the spec is in UTF-16 code units (spec §15 item 1). Python strings
-index by code point, so astral characters (emoji) count 1 here and 2 in JavaScript. The helpers below
-take a fast path for the common case (no astral character), where both agree.
+Every length, cut and offset of the rebuild rules is in UTF-16 code units (behavior.md#js-utf16).
+Python strings index by code point, so astral characters (emoji) count 1 here and 2 in JavaScript.
+The helpers below take a fast path for the common case (no astral character), where both agree.
 """
 
 from __future__ import annotations
 
 import re
 
-# The JavaScript `\s` / `String.prototype.trim()` set (spec §15 item 3). Python's `\s` differs:
+# The JavaScript `\s` / `String.prototype.trim()` set (behavior.md#js-whitespace). Python's `\s` differs:
 # it also matches \x1c-\x1f and \x85 and does not match \ufeff.
 JS_WS_CHARS = (
     "\t\n\v\f\r \u00a0\u1680"
@@ -43,7 +43,7 @@ def len16(s: str) -> int:
 
 
 def est(s: str | None) -> int:
-    """Token estimate of a string (spec §3.1): UTF-16 length / 4 rounded half up; 0 when empty."""
+    """Token estimate of a string (behavior.md#est): UTF-16 length / 4 rounded half up; 0 when empty."""
     if not s:
         return 0
     return (len16(s) + 2) // 4
@@ -99,5 +99,6 @@ def drop_leading_low(piece: str) -> str:
 
 
 def fold_ws(text: str) -> str:
-    """Collapse every JS-whitespace run to one space, then JS-trim (first step of `fold`, §10)."""
+    """Collapse every JS-whitespace run to one space, then JS-trim (first step of `fold`, behavior.md#fold).
+    """
     return js_trim(JS_WS_RUN.sub(" ", text))

@@ -1,9 +1,9 @@
 """The memory root: file layout, confined reads and decoding, legacy migration, memory keys.
 
-Spec §2.9 (file table), §9 common step 1 (decoding), §8.5.8 (memory keys index), §12.3 (the
-"session memory directory is non-empty" test). Every path handed out is `<root>` joined with
-`os.sep`, exactly as the rendered text shows it; every read is confined to the root: a path that
-resolves (through `..` or symbolic links) outside the root is never opened.
+behavior.md#memory-layout (file table), behavior.md#file-reading (decoding), behavior.md#section-memory-keys
+(memory keys index), behavior.md#memory-reminder (the "session memory directory is non-empty" test). Every
+path handed out is `<root>` joined with `os.sep`, exactly as the rendered text shows it; every read is
+confined to the root: a path that resolves (through `..` or symbolic links) outside the root is never opened.
 
 Session and project IDs become single path components. An ID that is empty, `.`, `..`, or holds a
 path separator or NUL is refused with `UnsafeName` instead of being joined: even when such a path
@@ -21,7 +21,8 @@ from typing import Literal
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 BINARY_SNIFF_BYTES = 8 * 1024
 UTF8_BOM = b"\xef\xbb\xbf"
-GLOBAL_PROJECT_ID = "global"  # the global fallback project (§2.9): it has no project scope
+# the global fallback project (behavior.md#memory-layout): it has no project scope
+GLOBAL_PROJECT_ID = "global"
 MEMORY_FILE = "MEMORY.md"
 LEGACY_MEMORY_FILE = "memory.md"
 CHECKPOINT_FILE = "checkpoint.md"
@@ -82,14 +83,14 @@ def utf16_sort_key(s: str) -> bytes:
 
 
 class MemoryRoot:
-    """The sidecar's configured memory root (`<memoryRoot>` in the spec)."""
+    """The sidecar's configured memory root (`<memoryRoot>` in behavior.md#memory-layout)."""
 
     def __init__(self, root: str, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
         # abspath normalises away a trailing separator, so `<root><sep>` is well defined.
         self.root = os.path.abspath(root)
         self.max_file_bytes = max_file_bytes
 
-    # -- layout (§2.9) ---------------------------------------------------------------------
+    # -- layout (behavior.md#memory-layout) ------------------------------------------------
     def session_dir(self, session_id: str) -> str:
         return os.path.join(self.root, "sessions", _checked(session_id, "session ID"))
 
@@ -117,7 +118,7 @@ class MemoryRoot:
         return os.path.join(self.global_dir(), MEMORY_FILE)
 
     def relative(self, path: str) -> str:
-        """`path` with the first occurrence of `<root><sep>` removed (§8.5.8 step 4)."""
+        """`path` with the first occurrence of `<root><sep>` removed (behavior.md#section-memory-keys)."""
         return path.replace(self._prefix(), "", 1)
 
     def _prefix(self) -> str:
@@ -135,7 +136,8 @@ class MemoryRoot:
         return real if inside else None
 
     def exists(self, path: str) -> bool:
-        """Bare existence test inside the root (§7.2 "the checkpoint file exists")."""
+        """Bare existence test inside the root (behavior.md#rebuild-from-checkpoint "the checkpoint file
+        exists")."""
         real = self.resolve(path)
         return real is not None and os.path.exists(real)
 
@@ -186,7 +188,7 @@ class MemoryRoot:
             return "too-large"  # grew after the size check
         return raw
 
-    # -- legacy migration (§2.9) -----------------------------------------------------------
+    # -- legacy migration (behavior.md#memory-layout) --------------------------------------
     def migrate_legacy_project_memory(self, project_id: str) -> bool:
         """Rename `projects/<id>/memory.md` to `MEMORY.md` when only the lowercase name exists.
 
@@ -208,7 +210,8 @@ class MemoryRoot:
             return False
         return _rename_without_replacing(legacy, os.path.join(directory, MEMORY_FILE))
 
-    # -- memory keys (§8.5.8) and the memory-artifacts test (§12.3) -------------------------
+    # -- memory keys (behavior.md#section-memory-keys) and the memory-artifacts test
+    # (behavior.md#memory-reminder)
     def memory_keys(self, session_id: str, project_id: str | None) -> list[str]:
         """Relative paths of the memory files listed in "# Memory keys index", sorted by code units."""
         tops = [self.global_dir(), self.session_dir(session_id)]

@@ -1,7 +1,7 @@
 """One stored message: the host's own data plus the sidecar's cached per-part token estimates.
 
-Messages are kept exactly as the host sent them (`info` and `parts` are the host's JSON objects,
-unknown fields included) because every byte counts in the token estimate (spec §3.2). The sidecar's
+Messages are kept exactly as the host sent them (`info` and `parts` are the host's JSON objects, unknown
+fields included) because every byte counts in the token estimate (behavior.md#message-estimate). The sidecar's
 own annotations (`seq`, the caches) live on this record, never inside the host's dicts.
 """
 
@@ -13,7 +13,8 @@ from .jsjson import js_json_length
 from .jstext import est_len
 from .words import MAIN_AGENT
 
-UNSERIALIZABLE_PART_TOKENS = 1000  # spec §3.2: a part that cannot be serialized counts 1000
+# behavior.md#stringify-parity: a part that cannot be serialized counts 1000
+UNSERIALIZABLE_PART_TOKENS = 1000
 TEXT_BLOCK_TYPES = frozenset({"text", "reasoning"})
 BOUNDARY_PART_TYPES = frozenset({"checkpoint", "compaction"})
 
@@ -21,7 +22,7 @@ Json = dict[str, Any]
 
 
 def part_tokens(part: Any) -> int:
-    """`est(JSON.stringify(part))`, rounded per part (spec §3.2)."""
+    """`est(JSON.stringify(part))`, rounded per part (behavior.md#message-estimate)."""
     n = js_json_length(part)
     if n is None:
         return UNSERIALIZABLE_PART_TOKENS
@@ -73,7 +74,7 @@ class Message:
 
     @property
     def finish(self) -> Any:
-        """The `finish` field; None when absent (present-but-empty is `""`, spec §5.2)."""
+        """The `finish` field; None when absent (present-but-empty is `""`, behavior.md#watermark-compute)."""
         return self.info.get("finish")
 
     @property
@@ -100,7 +101,8 @@ class Message:
         return self._part_flags()[0]
 
     def carries_boundary_part(self) -> bool:
-        """Any role carrying a `checkpoint` or `compaction` part (the "recover once" test, §4.4)."""
+        """Any role carrying a `checkpoint` or `compaction` part (the "recover once" test,
+        behavior.md#recover-once)."""
         return self._part_flags()[1]
 
     def first_part(self, ptype: str) -> Json | None:
@@ -110,7 +112,7 @@ class Message:
         return None
 
     def is_boundary(self) -> bool:
-        """A user message carrying a `checkpoint` or `compaction` part (spec §12.1)."""
+        """A user message carrying a `checkpoint` or `compaction` part (behavior.md#view)."""
         return self.role == "user" and self._part_flags()[1]
 
     def is_checkpoint_boundary(self) -> bool:

@@ -1,4 +1,4 @@
-"""Creation-order comparisons (spec §2.10, DEVIATION D3).
+"""Creation-order comparisons (behavior.md#creation-order, DEVIATION D3).
 
 MiMo compares message IDs as plain strings. That is right only while every ID is an ascending MiMo v2
 ID (or the host declares its IDs ascending). Otherwise the sidecar compares a per-session sequence

@@ -1,6 +1,8 @@
-"""The entries of "# Recent user input (verbatim)" (spec §8.5.4), with DEVIATIONS D11 and D13.
+"""The entries of "# Recent user input (verbatim)" (behavior.md#section-recent-user), with DEVIATIONS D11 and
+D13.
 
-- **Window (D11).** §8.5.4 looks at the newest 200 messages of the main slice. In a split shape a
+- **Window (D11).** behavior.md#section-recent-user looks at the newest 200 messages of the main slice. In a
+split shape a
   tool step costs two stored messages (the call and its carrier), and hosts such as Claude Code
   store one provider response as several entries sharing `info.providerMessageID`, so 200 stored
   messages covered only about 75 steps and the user's asks fell out of the window. The window
@@ -8,7 +10,8 @@
   response that a newer entry already counted. On inline data every message counts, as in MiMo.
 - **Entries.** Newest to oldest under `recent_user` tokens, each head/tail-truncated to
   `recent_user_per_msg`; the first entry that does not fit stops the loop (MiMo's rule, kept).
-- **The newest ask (D13).** The newest genuine user ask of the main slice (the newest message §8.5.4
+- **The newest ask (D13).** The newest genuine user ask of the main slice (the newest message
+behavior.md#section-recent-user
   would take as an entry, wherever it is) must not be missing: when the window or the cap left it
   out, it is appended as the newest entry, truncated to fit the section's cap, older entries giving
   way. The render reports it.
@@ -26,10 +29,11 @@ from .jstext import drop_dangling_high, drop_leading_low, est, head16, is_blank,
 from .message import Message
 from .shapes import is_carrier, provider_id
 
-RECENT_USER_WINDOW = 200  # §8.5.4 step 1: the newest 200 main-slice messages (logical ones, D11)
+# behavior.md#section-recent-user: the newest 200 main-slice messages (logical ones, D11)
+RECENT_USER_WINDOW = 200
 RECENT_USER_EXCLUDED_PARTS = frozenset({"tool", "checkpoint", "compaction"})
 HEAD_SHARE = 0.6  # truncateUser keeps floor(cap × 0.6) × 4 units of head ...
-TAIL_SHARE = 0.3  # ... and floor(cap × 0.3) × 4 units of tail (§8.5.4)
+TAIL_SHARE = 0.3  # ... and floor(cap × 0.3) × 4 units of tail (behavior.md#section-recent-user)
 MIN_TRUNCATION_CAP = 4  # below it truncateUser's tail is the whole text (JavaScript `slice(-0)`)
 
 
@@ -53,8 +57,8 @@ def is_recent_user_candidate(msg: Message) -> bool:
 
 
 def is_user_ask(msg: Message) -> bool:
-    """A genuine user ask: a candidate whose raw text is not blank (what §8.5.4 makes an entry of).
-    Harness-injected text is flagged `synthetic` by the host and is therefore not an ask."""
+    """A genuine user ask: a candidate whose raw text is not blank (what behavior.md#section-recent-user makes
+    an entry of). Harness-injected text is flagged `synthetic` by the host and is therefore not an ask."""
     return is_recent_user_candidate(msg) and not is_blank(raw_user_text(msg))
 
 
@@ -86,7 +90,8 @@ def newest_user_ask(newest_first: Iterable[Message]) -> Message | None:
 
 # -- truncation ------------------------------------------------------------------------------------
 def truncate_user(text: str, cap: int, message_id: str) -> str:
-    """§8.5.4 `truncateUser`: head 60 % / tail 30 % of the cap with an elision line between."""
+    """behavior.md#truncate-user `truncateUser`: head 60 % / tail 30 % of the cap with an elision line
+    between."""
     total = est(text)
     if total <= cap:
         return text

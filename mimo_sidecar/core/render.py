@@ -1,13 +1,14 @@
-"""Rendering the rebuild text (spec §8): preamble, nine budgeted sections, closing sentence, reminder.
+"""Rendering the rebuild text (behavior.md#render): preamble, nine budgeted sections, closing sentence,
+reminder.
 
-`render(inputs)` is pure over its inputs plus fresh reads of the memory files (§8.3). It never
-touches a `Session`: the engine hands it the already selected tasks, actors, recent-user candidates
-and activity tail, so the function is deterministic for a given disk state.
+`render(inputs)` is pure over its inputs plus fresh reads of the memory files (behavior.md#render-inputs). It
+never touches a `Session`: the engine hands it the already selected tasks, actors, recent-user candidates and
+activity tail, so the function is deterministic for a given disk state.
 
-The text is assembled from a list of *blocks* — one per section, plus the fixed head (preamble) and
-the fixed foot (closing sentence and reminder). Each block holds the lines it contributes to `L`
-(§8.5). The optional total cap (DEVIATION D7, §8.8) removes whole blocks, or Recent-user entries,
-and re-joins the remaining lines; nothing is rendered twice.
+The text is assembled from a list of *blocks* — one per section, plus the fixed head (preamble) and the fixed
+foot (closing sentence and reminder). Each block holds the lines it contributes to `L` (behavior.md#assembly).
+The optional total cap (DEVIATION D7, behavior.md#total-cap) removes whole blocks, or Recent-user entries, and
+re-joins the remaining lines; nothing is rendered twice.
 
 Every block also yields a `SectionReport`, so the host can see what was emitted, what was cut and
 why. `SectionReport.tokens` is `est` of the block's own lines joined with "\\n" (for pushSection
@@ -16,7 +17,7 @@ text itself, without the separating empty line in front of it).
 
 Errors: a session or project ID that cannot be a path component (`memory_files.UnsafeName`) makes
 the affected files unreadable (reported as a warning); every other exception propagates and the
-caller treats it as an empty render (§7.3 step 1).
+caller treats it as an empty render (behavior.md#insert-steps).
 """
 
 from __future__ import annotations
@@ -39,9 +40,10 @@ from .tail_digest import MAX_LINES as ACTIVITY_MAX_LINES
 from .tail_digest import build_digest
 from .words import MAIN_AGENT
 
-LEDGER_NOTE_RESERVE = 60  # §8.5.1: the cut keeps cap − 60 units; the note is ≤ 59 units + "\n"
+# behavior.md#section-tasks: the cut keeps cap − 60 units; the note is ≤ 59 units + "\n"
+LEDGER_NOTE_RESERVE = 60
 
-# Stable machine names of the nine sections, in output order (§8.5.1–§8.5.9).
+# Stable machine names of the nine sections, in output order (behavior.md#section-caps).
 KEY_TASKS = "tasks"
 KEY_CHECKPOINT = "checkpoint"
 KEY_ACTORS = "actors"
@@ -52,7 +54,8 @@ KEY_NOTES = "notes"
 KEY_MEMORY_KEYS = "memory_keys"
 KEY_ACTIVITY = "activity"
 
-# D7 (§8.8): whole sections shed first, in this order; then Recent user entries, oldest first.
+# D7 (behavior.md#total-cap): whole sections shed first, in this order; then Recent user entries, oldest
+# first.
 SHED_ORDER = (KEY_MEMORY_KEYS, KEY_GLOBAL_MEMORY, KEY_NOTES, KEY_PROJECT_MEMORY, KEY_ACTORS)
 
 
@@ -61,14 +64,14 @@ SHED_ORDER = (KEY_MEMORY_KEYS, KEY_GLOBAL_MEMORY, KEY_NOTES, KEY_PROJECT_MEMORY,
 # =============================================================================================
 @dataclass(frozen=True)
 class RenderInputs:
-    """Everything `render` needs besides the files it reads fresh (§8.3).
+    """Everything `render` needs besides the files it reads fresh (behavior.md#render-inputs).
 
-    `tasks`: `session.listed_tasks(now, days)` (archived excluded, created_at order, D5).
-    `actors`: `session.active_actors()` (this session's active background actors, D1).
-    `recent_candidates`: the newest 200 main-slice messages, chronological (§8.5.4 step 1).
-    `tail`: main-slice messages with ord(W) < ord(m) <= ord(D), or None when D or W is not given.
-    `memory_keys`: the host-supplied key order, or None to list them from disk (§8.5.8).
-    `newest_user_ask`: the newest genuine user ask of the main slice, kept per D13 (§8.5.4).
+    `tasks`: `session.listed_tasks(now, days)` (archived excluded, created_at order, D5). `actors`:
+    `session.active_actors()` (this session's active background actors, D1). `recent_candidates`: the newest
+    200 main-slice messages, chronological (behavior.md#section-recent-user). `tail`: main-slice messages with
+    ord(W) < ord(m) <= ord(D), or None when D or W is not given. `memory_keys`: the host-supplied key order,
+    or None to list them from disk (behavior.md#section-memory-keys). `newest_user_ask`: the newest genuine
+    user ask of the main slice, kept per D13 (behavior.md#section-recent-user).
     """
 
     session_id: str
@@ -120,7 +123,7 @@ class RenderResult:
     total_cap: int | None
     over_cap: bool
     warnings: list[str]
-    bailed: bool  # the early bail of §8.4 fired
+    bailed: bool  # the early bail of behavior.md#early-bail fired
     shed_units: list[str] = field(default_factory=list)  # D7, in shedding order
     empty_reason: str | None = None  # why `text` is empty (agent gate, early bail)
     content: RenderedContent = field(default_factory=RenderedContent)
@@ -174,7 +177,8 @@ def _heading(name: str) -> str:
 
 
 def push_section(heading: str, body: str, file_path: str | None = None) -> list[str]:
-    """§8.5 `pushSection`: heading, optional `File:` line, stripped/trimmed body if non-empty, ""."""
+    """behavior.md#push-section `pushSection`: heading, optional `File:` line, stripped/trimmed body if
+    non-empty, ""."""
     lines = [_heading(heading)]
     if file_path is not None:
         lines.append(texts.FILE_LINE_PREFIX + file_path)
@@ -196,7 +200,7 @@ def _is_h1(line: str) -> bool:
 
 
 def strip_h1(text: str) -> str:
-    """§8.5 `stripH1`: drop top-level `# ` headings outside code fences, then JS-trim."""
+    """behavior.md#strip-h1 `stripH1`: drop top-level `# ` headings outside code fences, then JS-trim."""
     kept: list[str] = []
     in_fence = False
     for line in text.split("\n"):
@@ -224,7 +228,7 @@ def _js_text(value: Any) -> str:
 
 
 # =============================================================================================
-# §8.5.1 Tasks ledger
+# behavior.md#section-tasks Tasks ledger
 # =============================================================================================
 def task_id_text(task: Json) -> str:
     """A task's ID as the ledger writes it."""
@@ -297,8 +301,8 @@ def ledger_text(tasks: Sequence[Json]) -> str:
 
 
 def truncate_ledger(s: str, cap: int) -> tuple[str, bool]:
-    """`s[0 : cap − 60] + "\\n" + note` when over the cap (a negative end counts from the end, §15.7);
-    a high surrogate left dangling by the cut is dropped (D9)."""
+    """`s[0 : cap − 60] + "\\n" + note` when over the cap (a negative end counts from the end,
+    behavior.md#js-negative-slice); a high surrogate left dangling by the cut is dropped (D9)."""
     if len16(s) <= cap:
         return s, False
     return drop_dangling_high(slice16(s, 0, cap - LEDGER_NOTE_RESERVE)) + "\n" + texts.LEDGER_TRUNCATED, True
@@ -322,7 +326,7 @@ def _tasks_block(tasks: Sequence[Json], cap: int) -> _Block:
 
 
 # =============================================================================================
-# File-backed sections (§8.5.2, §8.5.5–§8.5.7)
+# File-backed sections (behavior.md#section-checkpoint, behavior.md#file-backed-sections)
 # =============================================================================================
 @dataclass(frozen=True)
 class _FileInput:
@@ -359,7 +363,8 @@ def _project_memory_input(inputs: RenderInputs, warnings: list[str]) -> _FileInp
         return _FileInput(None, None, "no project")
     memory = inputs.memory
     try:
-        memory.migrate_legacy_project_memory(pid)  # §2.9: rename memory.md first (idempotent)
+        # behavior.md#memory-layout: rename memory.md first (idempotent)
+        memory.migrate_legacy_project_memory(pid)
     except UnsafeName as exc:
         warnings.append(f"project memory: {exc}")
         return _FileInput(None, None, "unsafe name")
@@ -429,7 +434,7 @@ def _file_block(key: str, heading: str, f: _FileInput, cap: int) -> _Block:
 
 
 # =============================================================================================
-# §8.5.3 Active actors (D1: this session's actors only)
+# behavior.md#section-actors Active actors (D1: this session's actors only)
 # =============================================================================================
 def actor_line(actor: Json) -> str:
     return texts.actor_ledger_line(
@@ -466,7 +471,7 @@ def _actors_block(actors: Sequence[Json], cap: int) -> _Block:
 
 
 # =============================================================================================
-# §8.5.4 Recent user input (verbatim)
+# behavior.md#section-recent-user Recent user input (verbatim)
 # =============================================================================================
 def _recent_user_lines(entries: list[tuple[str, str]]) -> list[str]:
     if not entries:
@@ -502,11 +507,11 @@ def _recent_user_block(recent: RecentUser, cap: int) -> _Block:
 
 
 # =============================================================================================
-# §8.5.8 Memory keys index (not built with pushSection)
+# behavior.md#section-memory-keys Memory keys index (not built with pushSection)
 # =============================================================================================
 def _list_memory_keys(inputs: RenderInputs, warnings: list[str]) -> list[str]:
     if inputs.memory_keys is not None:
-        return list(inputs.memory_keys)  # the host's order (§8.5.8 step 5)
+        return list(inputs.memory_keys)  # the host's order (behavior.md#section-memory-keys)
     try:
         return inputs.memory.memory_keys(inputs.session_id, inputs.project_id)
     except UnsafeName as exc:
@@ -528,7 +533,7 @@ def _memory_keys_block(keys: list[str], cap: int) -> _Block:
 
 
 # =============================================================================================
-# §8.5.9 Recent activity
+# behavior.md#section-activity Recent activity
 # =============================================================================================
 def _activity_block(tail: Sequence[Message] | None) -> _Block:
     block = _Block(KEY_ACTIVITY, _heading(texts.HEADING_ACTIVITY), ACTIVITY_MAX_LINES, "lines")
@@ -547,7 +552,7 @@ def _activity_block(tail: Sequence[Message] | None) -> _Block:
 
 
 # =============================================================================================
-# §8.6 Closing sentence and reminder
+# behavior.md#reminders Closing sentence and reminder
 # =============================================================================================
 def reminder_for(info: LastMessageInfo | None) -> str | None:
     """None for no info or `{user}`; otherwise the reminder matching the last message's shape."""
@@ -654,7 +659,7 @@ def _is_main(agent_id: str | None) -> bool:
 
 
 def _nothing_to_render(inputs: RenderInputs, files: _Files, recent: RecentUser) -> bool:
-    """§8.4 early bail, on unshed inputs: notes, memory keys and activity do not count."""
+    """behavior.md#early-bail early bail, on unshed inputs: notes, memory keys and activity do not count."""
     return (
         not inputs.tasks
         and is_blank(_file_text(files.checkpoint))
@@ -707,7 +712,8 @@ def _empty(
 
 
 def render(inputs: RenderInputs) -> RenderResult:
-    """§8: the rebuild text and its report. Empty text for a non-main agent or the early bail."""
+    """behavior.md#render: the rebuild text and its report. Empty text for a non-main agent or the early bail.
+    """
     if not _is_main(inputs.agent_id):
         return _empty(
             f"agent gate: {inputs.agent_id!r} is not the main agent", bailed=False, caps=inputs.caps

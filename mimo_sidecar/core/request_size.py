@@ -1,4 +1,5 @@
-"""The estimated size of a request, without building it (spec §3.2, §11, §12).
+"""The estimated size of a request, without building it (behavior.md#message-estimate, behavior.md#collapse,
+behavior.md#request).
 
 `request_tokens` starts from what `request/build` reports as `estimatedTokens` for a view: the
 cached estimates of the stored messages the collapse keeps (a carrier trimmed by the collapse

@@ -55,7 +55,7 @@ class SyncBatch:
 
 @dataclass
 class WriterState:
-    """The writer registry of one session (spec §6.1): at most one in flight, one queued."""
+    """The writer registry of one session (behavior.md#writer-registry): at most one in flight, one queued."""
 
     in_flight: bool = False
     end_message_id: str | None = None
@@ -93,7 +93,7 @@ class Session:
         self._declared_ascending = ids_ascending
         self._id_mode = True  # until a non-conforming ID arrives (unless declared ascending)
         self._messages: dict[str, Message] = {}
-        # Listing order (spec §2.10 item 1) for all slices together and for each agent slice, with
+        # Listing order (behavior.md#listing-order) for all slices together and for each agent slice, with
         # parallel key lists for bisection: slices and views are then list slices, not scans.
         self._order = _Listing()
         self._by_agent: dict[str, _Listing] = {}
@@ -121,7 +121,8 @@ class Session:
         return self._id_mode
 
     def newest_id(self) -> str | None:
-        """The greatest message ID as a plain string: the newest one in ID mode (spec §2.10)."""
+        """The greatest message ID as a plain string: the newest one in ID mode (behavior.md#creation-order).
+        """
         return max(self._messages, default=None)
 
     def ordering(self) -> Ordering:
@@ -155,14 +156,14 @@ class Session:
         return reversed(listing.msgs) if listing else iter(())
 
     def view(self, agent_id: str = MAIN_AGENT) -> list[Message]:
-        """From the newest checkpoint/compaction boundary on (inclusive), spec §12.1."""
+        """From the newest checkpoint/compaction boundary on (inclusive), behavior.md#view."""
         listing = self._by_agent.get(agent_id)
         if not listing:
             return []
         start = self.view_start(agent_id)
         return listing.msgs[listing.index(start) :] if start is not None else list(listing.msgs)
 
-    # -- inherited context (spec §2.7) ---------------------------------------------------------
+    # -- inherited context (behavior.md#inherited-context) -------------------------------------
     def set_parent(self, parent: Session, watermark: str | None) -> None:
         """This session was created from `parent` with a context watermark (a host feature)."""
         self._parent = parent
@@ -174,7 +175,7 @@ class Session:
 
     def inherited_context(self) -> list[Message]:
         """The parent's main view (with its own inheritance) up to and including the context
-        watermark; the whole of it when the watermark is not found there (§2.7)."""
+        watermark; the whole of it when the watermark is not found there (behavior.md#inherited-context)."""
         if self._parent is None:
             return []
         view = list(self._parent.context_view(MAIN_AGENT))
@@ -184,9 +185,9 @@ class Session:
         return view
 
     def context_view(self, agent_id: str = MAIN_AGENT) -> Sequence[Message]:
-        """The view the rebuild works on (§2.7, §12.1): for the main agent of a forked session,
-        the inherited context comes first while the session's own view reaches back to the start
-        of its slice. Once the session has a boundary of its own, what came before it (inherited
+        """The view the rebuild works on (behavior.md#inherited-context, behavior.md#view): for the main agent
+        of a forked session, the inherited context comes first while the session's own view reaches back to
+        the start of its slice. Once the session has a boundary of its own, what came before it (inherited
         context included) is behind that boundary like any other history."""
         window = self.view_window(agent_id)
         if agent_id != MAIN_AGENT or self._parent is None or self.view_start(agent_id) is not None:
@@ -257,7 +258,7 @@ class Session:
         ]
 
     def listed_tasks(self, now_ms: int, archive_days: float) -> list[Json]:
-        """Tasks in `created_at` order, archived ones excluded (spec §2.9, D5)."""
+        """Tasks in `created_at` order, archived ones excluded (behavior.md#task-archival, D5)."""
         kept = [t for t in self.tasks if not _is_archived(t, now_ms, archive_days)]
         return sorted(kept, key=lambda t: _num(t.get("created_at")))
 
@@ -282,7 +283,8 @@ class Session:
         return self.revision
 
     def insert_boundary(self, message: Message) -> None:
-        """Register a sidecar-created boundary: it takes the next sequence number (spec §2.10)."""
+        """Register a sidecar-created boundary: it takes the next sequence number
+        (behavior.md#creation-order)."""
         message.seq = self._take_seq(None)
         self._register(message)
         self.revision += 1
@@ -400,7 +402,7 @@ class Session:
         self._list(msg)
 
     def _listing_key(self, msg: Message) -> tuple[Any, Any]:
-        # Chronological listing order (spec §2.10 item 1): (time.created, creation key).
+        # Chronological listing order (behavior.md#listing-order): (time.created, creation key).
         return (msg.created, msg.id if self.id_mode else msg.seq)
 
     def _track(self, msg: Message) -> None:

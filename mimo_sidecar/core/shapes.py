@@ -1,10 +1,10 @@
-"""Tool calls and tool results of a message, whatever the host's shape (spec §2.8, DEVIATION D8).
+"""Tool calls and tool results of a message, whatever the host's shape (behavior.md#shapes, DEVIATION D8).
 
-MiMo keeps a call and its result in one `tool` part (the *inline* shape). Anthropic and OpenAI put
-the result in a later message (the *split* shapes). This module projects every message onto
-`ToolUse`s and `ToolResult`s and joins them across messages into `LogicalCall`s, so the rest of the
-core (watermark §5.3, microcompaction §7.5, classify §7.6, digest §10, collapse §11, request §12)
-works on one model.
+MiMo keeps a call and its result in one `tool` part (the *inline* shape). Anthropic and OpenAI put the result
+in a later message (the *split* shapes). This module projects every message onto `ToolUse`s and `ToolResult`s
+and joins them across messages into `LogicalCall`s, so the rest of the core (watermark
+behavior.md#watermark-adjust, microcompaction behavior.md#microcompaction, classify behavior.md#classify,
+digest behavior.md#digest, collapse behavior.md#collapse, request behavior.md#request) works on one model.
 
 Accepted part shapes
 --------------------
@@ -249,7 +249,7 @@ def tool_results(msg: Message) -> list[ToolResult]:
 
 
 def is_carrier(msg: Message) -> bool:
-    """A tool-role message, or a user-role message holding at least one split result (§2.8)."""
+    """A tool-role message, or a user-role message holding at least one split result (behavior.md#shapes)."""
     if msg.role == "tool":
         return True
     return msg.role == "user" and any(
@@ -293,7 +293,7 @@ class LogicalCall:
         return self.result is not None and self.result.state is not None
 
     def state(self) -> Json:
-        """A MiMo-like tool state (§2.3) derived per the §2.8 table.
+        """A MiMo-like tool state (behavior.md#tool-states) derived per the behavior.md#logical-calls table.
 
         Inline: the part's own state. Split: `pending` without a result; `error` when the host
         flags an error (or an interruption, which MiMo always records as an error); else

@@ -1,4 +1,4 @@
-"""The "# Recent activity" digest of the tail (spec §10).
+"""The "# Recent activity" digest of the tail (behavior.md#digest).
 
 One line per assistant text, subtask and tool call of the tail, oldest first, capped at 200 lines.
 Tool lines show the call and its arguments (folded to 80 units each) and, for failures, the error
@@ -23,7 +23,8 @@ MAX_LINE_CHARS = 240
 MAX_ARG_CHARS = 80
 MAX_LINES = 200
 ELLIPSIS = "\u2026"
-INTERRUPTED_MARKER = "\u2192 interrupted"  # the substring test of §10 (keep: any line may trigger it)
+# the substring test of behavior.md#digest (keep: any line may trigger it)
+INTERRUPTED_MARKER = "\u2192 interrupted"
 HEADING = "# " + texts.HEADING_ACTIVITY
 
 
@@ -159,7 +160,7 @@ class Digest:
 
 
 def build_digest(tail: Sequence[Message], calls: Mapping[str, LogicalCall] | None = None) -> Digest:
-    """§10: the first 200 lines under "# Recent activity", with the banner when a kept line
+    """behavior.md#digest: the first 200 lines under "# Recent activity", with the banner when a kept line
     contains "→ interrupted"."""
     lines = digest_lines(tail, calls)
     kept = lines[:MAX_LINES]

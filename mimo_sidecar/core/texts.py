@@ -1,7 +1,7 @@
 """Every model-facing and user-facing text of the rebuild, in one place.
 
 Strings marked VERBATIM are quoted by the mission article and must stay byte-exact (spec
-conventions). Everything else is the team's own wording of what the spec requires a text to say;
+conventions). Everything else is the team's own wording of what behavior.md requires a text to say;
 the docstring of each notes the numbers it must carry.
 """
 
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from .words import InsertOutcome, NoticeKind
 
-# ---------------------------------------------------------------------------------------------
-# VERBATIM (spec §6.3, §8.5.0, §8.6, §12.4)
+# --------------------------------------------------------------------------------------------- VERBATIM
+# (behavior.md#render-time-wait, behavior.md#preamble, behavior.md#closing-sentence,
+# behavior.md#part-conversion)
 # ---------------------------------------------------------------------------------------------
 PREPARING_STATUS = "Preparing conversation context\u2026"
 
@@ -83,7 +84,7 @@ TOOL_REMINDER = "\n".join(
 
 NO_TASKS = "(no tasks)"
 SUBTASKS_LABEL = "subtasks: "
-# At most 59 UTF-16 units so a truncated ledger never exceeds its cap (spec §8.5.1).
+# At most 59 UTF-16 units so a truncated ledger never exceeds its cap (behavior.md#section-tasks).
 LEDGER_TRUNCATED = "\u2026 ledger truncated; run the task list tool for all tasks"
 TASK_SEPARATOR = " \u2014 "
 STATUS_GLYPHS = {
@@ -109,7 +110,8 @@ def user_elision_marker(elided_tokens: int, message_id: str) -> str:
 
 
 def proportional_hint(budget: int, path: str, total_tokens: int, offset: int) -> str:
-    """One line: budget, path, total tokens and the offset to continue reading from (§9.1)."""
+    """One line: budget, path, total tokens and the offset to continue reading from
+    (behavior.md#proportional-read)."""
     return (
         f"\u26a0 Truncated to a {budget}-token budget: {path} holds {total_tokens} tokens in all. "
         f"Read the rest of the file from character offset {offset}."
@@ -117,7 +119,8 @@ def proportional_hint(budget: int, path: str, total_tokens: int, offset: int) ->
 
 
 def skeleton_warning(total_tokens: int, budget: int, path: str) -> str:
-    """Two lines: far over budget, outline only; the second starts with three spaces (§9.2)."""
+    """Two lines: far over budget, outline only; the second starts with three spaces
+    (behavior.md#section-aware-read)."""
     return (
         f"\u26a0 This file holds {total_tokens} tokens, far over its {budget}-token budget: only its "
         f"outline (headings, italic notes and index lines) is included.\n"
@@ -126,7 +129,8 @@ def skeleton_warning(total_tokens: int, budget: int, path: str) -> str:
 
 
 def section_aware_hint(budget: int, path: str, total_tokens: int) -> str:
-    """One line: budget, path and total tokens; read the file for the full content (§9.2)."""
+    """One line: budget, path and total tokens; read the file for the full content
+    (behavior.md#section-aware-read)."""
     return (
         f"\u26a0 Trimmed to a {budget}-token budget: {path} holds {total_tokens} tokens in all. "
         f"Read that file for the full content."
@@ -153,7 +157,7 @@ def actors_count_line(n: int) -> str:
 
 
 def format_idle(ms: int) -> str:
-    """`floor(ms/1000)s` below a minute, else `floor(ms/60000)m` (spec §7.4)."""
+    """`floor(ms/1000)s` below a minute, else `floor(ms/60000)m` (behavior.md#actors-block)."""
     ms = max(0, ms)
     return f"{ms // 1000}s" if ms < 60000 else f"{ms // 60000}m"
 
@@ -163,7 +167,8 @@ def actor_block_lines(actor_id: str, status: str, idle: str, description: str, a
 
 
 def actor_ledger_line(actor_id: str, status: str, description: str, agent: str) -> str:
-    """One `- ` line: ID, status, description in double quotes (unescaped), agent (§8.5.3)."""
+    """One `- ` line: ID, status, description in double quotes (unescaped), agent
+    (behavior.md#section-actors)."""
     return f'- {actor_id} ({status}) "{description}" agent={agent}'
 
 
@@ -172,7 +177,7 @@ INTERRUPTED_TOOL_RESULT = "Tool execution was interrupted before it produced a r
 
 
 def memory_reminder(session_dir: str, *, shell_style: bool, has_actor_tool: bool) -> str:
-    """The per-turn memory reminder (spec §12.3), about 120 tokens."""
+    """The per-turn memory reminder (behavior.md#memory-reminder), about 120 tokens."""
     if shell_style:
         usages = [
             '  memory search "<keyword>"',
@@ -237,7 +242,8 @@ NOTICES: dict[NoticeKind, str] = {
     "memory-write-off": NOTICE_MEMORY_WRITE_OFF,
     "checkpoint-off": NOTICE_CHECKPOINT_OFF,
 }
-# Why an insert ended without inserting, for the outcomes that stop before rendering (§7.1).
+# Why an insert ended without inserting, for the outcomes that stop before rendering
+# (behavior.md#rebuild-outcomes).
 OUTCOME_DETAILS: dict[InsertOutcome, str] = {
     "no-checkpoint": (
         "the session has no checkpoint.md under the memory root, and no checkpoint writer is in flight "
@@ -251,7 +257,7 @@ OUTCOME_DETAILS: dict[InsertOutcome, str] = {
 }
 
 # ---------------------------------------------------------------------------------------------
-# Digest line prefixes (VERBATIM, spec §10; "assistant" is the message's role)
+# Digest line prefixes (VERBATIM, behavior.md#digest; "assistant" is the message's role)
 # ---------------------------------------------------------------------------------------------
 DIGEST_ASSISTANT_PREFIX = "- assistant: "
 DIGEST_SUBTASK_PREFIX = "- subtask: "
@@ -262,7 +268,8 @@ DIGEST_SUBTASK_PREFIX = "- subtask: "
 
 
 def budget_ignored_warning(model_key: str, raw_json: str, problem: str) -> str:
-    """§4.1: an invalid or too small `max_context` budget is ignored; once per (model, value)."""
+    """behavior.md#window-budget: an invalid or too small `max_context` budget is ignored; once per (model,
+    value)."""
     return (
         f"compaction.max_context {raw_json} for model {model_key} is ignored ({problem}); "
         "the full window is used."
@@ -324,7 +331,8 @@ def usage_estimated(finished_id: str, tokens: int) -> str:
 
 
 def collapse_unknown_endpoint_warning(field: str, message_id: object) -> str:
-    """§2.10/§11: sequence mode cannot order an endpoint it never registered, so nothing collapses."""
+    """behavior.md#creation-order/behavior.md#collapse: sequence mode cannot order an endpoint it never
+    registered, so nothing collapses."""
     return (
         f"Collapse skipped: the boundary's {field} {message_id!r} is not a registered message, so the "
         "digested tail cannot be located; the request keeps the whole tail."
@@ -332,7 +340,7 @@ def collapse_unknown_endpoint_warning(field: str, message_id: object) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Request assembly (team wording, spec §12.4: "a subtask part contributes host text")
+# Request assembly (team wording, behavior.md#part-conversion: "a subtask part contributes host text")
 # ---------------------------------------------------------------------------------------------
 def subtask_request_text(agent: str, description: str) -> str:
     """The user-turn text standing for a `subtask` part: which agent was delegated what."""

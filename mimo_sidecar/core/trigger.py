@@ -1,11 +1,11 @@
-"""When a rebuild triggers (spec §4): the usable line, the overflow test, "recover once".
+"""When a rebuild triggers (behavior.md#trigger): the usable line, the overflow test, "recover once".
 
-`usable_tokens` resolves the working window of a model (§4.1): the hard limit, an optional budget
-(`compaction.max_context`, possibly a glob map per model) that can only shrink it, and the trigger
-ratio. `is_overflow` compares one assistant usage record with that line (§4.2). `usage_recovered`
-says whether a usage record has already been answered by a rebuild or compaction (§4.4).
-`choose_usage` picks the usage record to count when the host passes none, with the fallback for
-hosts whose newest finished step carries no usage (Codex, Cline transcripts).
+`usable_tokens` resolves the working window of a model (behavior.md#window-budget): the hard limit, an
+optional budget (`compaction.max_context`, possibly a glob map per model) that can only shrink it, and the
+trigger ratio. `is_overflow` compares one assistant usage record with that line (behavior.md#overflow-test).
+`usage_recovered` says whether a usage record has already been answered by a rebuild or compaction
+(behavior.md#recover-once). `choose_usage` picks the usage record to count when the host passes none, with the
+fallback for hosts whose newest finished step carries no usage (Codex, Cline transcripts).
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def parse_ratio(raw: Any, default: float | None = DEFAULT_TRIGGER_RATIO) -> floa
 
 # -- budget ----------------------------------------------------------------------------------------
 class BudgetWarnings:
-    """Remembers which (model key, raw budget value) pairs were already warned about (§4.1)."""
+    """Remembers which (model key, raw budget value) pairs were already warned about
+    (behavior.md#window-budget)."""
 
     __slots__ = ("_seen",)
 
@@ -97,7 +98,8 @@ def select_budget_value(max_context: Any, model_key: str) -> Any:
 
 
 def parse_budget(raw: Any, hard: int) -> int | None:
-    """A budget value in tokens (§4.1 value forms); None = no budget (unset or empty string).
+    """A budget value in tokens (behavior.md#window-budget value forms); None = no budget (unset or empty
+    string).
 
     Raises ValueError for a value of no accepted form.
     """
@@ -141,7 +143,7 @@ class UsableLine:
 
 
 def reserved_tokens(input_limit: int, max_output: int, config: RebuildConfig) -> int:
-    """§4.1 step 2; only used to reject budgets that leave no room for the model's reply."""
+    """behavior.md#usable-line; only used to reject budgets that leave no room for the model's reply."""
     output_reserve = (
         config.compaction_reserved
         if config.compaction_reserved is not None
@@ -153,7 +155,7 @@ def reserved_tokens(input_limit: int, max_output: int, config: RebuildConfig) ->
 def _resolve_budget(
     raw: Any, hard: int, reserved: int, model_key: str, warned: BudgetWarnings | None
 ) -> tuple[int | None, str | None]:
-    """(budget or None, warning or None), per §4.1 "Resolution"."""
+    """(budget or None, warning or None), per behavior.md#window-budget "Resolution"."""
 
     def ignored(problem: str) -> tuple[None, str | None]:
         if warned is not None and not warned.first_time(model_key, raw):
@@ -181,7 +183,8 @@ def usable_tokens(
     model_key: str,
     warned: BudgetWarnings | None = None,
 ) -> UsableLine:
-    """§4.1: `usable = floor((budget or hard) × ratio)`; `warned` dedupes budget warnings."""
+    """behavior.md#window-budget: `usable = floor((budget or hard) × ratio)`; `warned` dedupes budget
+    warnings."""
     ratio = config.trigger_ratio
     reserved = reserved_tokens(input_limit, max_output, config)
     hard = 0 if context == 0 else (input_limit or context)
@@ -217,7 +220,7 @@ def overflow_count(tokens: Mapping[str, Any] | None) -> float:
 
 
 def is_overflow(tokens: Mapping[str, Any] | None, usable: int, config: RebuildConfig, context: int) -> bool:
-    """§4.2: has this usage record reached the trigger line?"""
+    """behavior.md#overflow-test: has this usage record reached the trigger line?"""
     if not config.compaction_auto or context == 0:
         return False
     if not isinstance(tokens, Mapping):
@@ -227,7 +230,8 @@ def is_overflow(tokens: Mapping[str, Any] | None, usable: int, config: RebuildCo
 
 # -- recover once ----------------------------------------------------------------------------------
 def last_finished(msgs: Sequence[Message]) -> Message | None:
-    """The newest assistant message with a truthy `finish` (§4.3; unlike §5.2's "present")."""
+    """The newest assistant message with a truthy `finish` (behavior.md#trigger-loop; unlike
+    behavior.md#watermark-compute's "present")."""
     for m in reversed(msgs):
         if m.role == "assistant" and m.finish:
             return m
@@ -237,7 +241,8 @@ def last_finished(msgs: Sequence[Message]) -> Message | None:
 def usage_recovered(
     msgs: Sequence[Message], ordering: Ordering, carriers: Iterable[Message] | None = None
 ) -> bool:
-    """§4.4: a boundary created after the last finished assistant already answered its usage.
+    """behavior.md#recover-once: a boundary created after the last finished assistant already answered its
+    usage.
 
     Creation order, not `time.created`: the boundary is back-dated to the watermark + 1 ms.
     `carriers`, when the caller knows them, are the messages of `msgs` that carry a checkpoint or
@@ -271,10 +276,10 @@ def choose_usage(
     boundary: Message | None,
     estimate: Callable[[], int],
 ) -> UsageChoice:
-    """The usage of the newest finished step (§4.3); when it has none, the newest assistant step
-    with usage created after the view's `boundary`; when there is none either, `estimate()` (the
-    estimated request). Older steps never count: their usage measured the request the boundary
-    already replaced, and counting it again would rebuild after every step."""
+    """The usage of the newest finished step (behavior.md#trigger-loop); when it has none, the newest
+    assistant step with usage created after the view's `boundary`; when there is none either, `estimate()`
+    (the estimated request). Older steps never count: their usage measured the request the boundary already
+    replaced, and counting it again would rebuild after every step."""
     finished = last_finished(msgs)
     if finished is None:
         return UsageChoice(None, "none")

@@ -1,10 +1,11 @@
-"""The checkpoint watermark: how much history the next checkpoint covers (spec §5).
+"""The checkpoint watermark: how much history the next checkpoint covers (behavior.md#watermark).
 
-`compute_boundary` picks the newest message to cover so that a tail of roughly 10000–20000 tokens
-with at least five text-bearing messages stays live (§5.2). `adjust` then moves the cut so that no
-tool call is separated from its result and no provider message is split (§5.3); it is a real walker
-for split host shapes (DEVIATION D8) and provably a no-op on MiMo's inline shape.
-`watermark_for` combines both with the sidecar's caller convention `adjust(w + 1) - 1`.
+`compute_boundary` picks the newest message to cover so that a tail of roughly 10000–20000 tokens with at
+least five text-bearing messages stays live (behavior.md#watermark-compute). `adjust` then moves the cut so
+that no tool call is separated from its result and no provider message is split
+(behavior.md#watermark-adjust); it is a real walker for split host shapes (DEVIATION D8) and provably a no-op
+on MiMo's inline shape. `watermark_for` combines both with the sidecar's caller convention `adjust(w + 1) -
+1`.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ TAIL_MAX_TOKENS = 20000
 TAIL_MIN_TEXT_BLOCK_MESSAGES = 5
 
 
-# -- §5.2 ------------------------------------------------------------------------------------------
+# -- behavior.md#watermark-compute -----------------------------------------------------------------
 def _last_finished_assistant(msgs: Sequence[Message]) -> int | None:
-    # "finish present, any value" (§5.2), unlike §4.3's truthy finish.
+    # "finish present, any value" (behavior.md#watermark-compute), unlike behavior.md#trigger-loop's truthy
+    # finish.
     for i in range(len(msgs) - 1, -1, -1):
         if msgs[i].role == "assistant" and msgs[i].has_finish:
             return i
@@ -31,7 +33,8 @@ def _last_finished_assistant(msgs: Sequence[Message]) -> int | None:
 
 
 def compute_boundary(msgs: Sequence[Message]) -> int | None:
-    """Index of the watermark candidate (`computeBoundary`, §5.2); None when `msgs` is empty.
+    """Index of the watermark candidate (`computeBoundary`, behavior.md#watermark-compute); None when `msgs`
+    is empty.
 
     The returned message is covered and is also counted in the tail sum, exactly as in MiMo.
     """
@@ -57,7 +60,7 @@ def compute_boundary(msgs: Sequence[Message]) -> int | None:
     return s
 
 
-# -- §5.3 ------------------------------------------------------------------------------------------
+# -- behavior.md#watermark-adjust ------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Element:
     """One message as the walker sees it: role, provider-message ID, its uses and its results."""
@@ -83,7 +86,8 @@ def element_of(m: Message) -> Element:
 
 
 def project(msgs: Sequence[Message]) -> list[Element]:
-    """The §5.3 projection. Inline `tool` parts give a use and a result on the same element."""
+    """The behavior.md#watermark-adjust projection. Inline `tool` parts give a use and a result on the same
+    element."""
     return [element_of(m) for m in msgs]
 
 
@@ -137,7 +141,7 @@ def _join_provider_message(elems: Sequence[Element], c: int) -> int:
 
 
 def adjust(elems: Sequence[Element], c: int) -> int:
-    """`c` = first index of the kept range; returns the adjusted first index (§5.3).
+    """`c` = first index of the kept range; returns the adjusted first index (behavior.md#watermark-adjust).
 
     The sidecar repeats both steps until `c` stops moving (item 4), so a range pulled back by
     step 2 is re-checked for orphans. `c` never increases, so the loop ends.
@@ -166,7 +170,7 @@ class WatermarkResult:
 
 
 def adjusted_watermark(msgs: Sequence[Message], w: int) -> int:
-    """`adjust(w + 1) - 1` (§5.3 caller convention); -1 means no valid watermark."""
+    """`adjust(w + 1) - 1` (behavior.md#watermark-caller-convention); -1 means no valid watermark."""
     if w + 1 >= len(msgs):
         return w
     return adjust(LazyProjection(msgs), w + 1) - 1

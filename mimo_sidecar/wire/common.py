@@ -7,7 +7,7 @@ Two families of models live here:
   only, so a client written from protocol.md cannot drift into a second spelling.
 - `HostObject`: the host's own data (message `info`, parts). Only the few keys the sidecar relies on
   are declared and checked; every other key is allowed and the original dict is kept untouched in
-  `.raw`, because every byte the host sent counts in token estimates (spec §3.2).
+  `.raw`, because every byte the host sent counts in token estimates (behavior.md#message-estimate).
 
 This package imports pydantic only (no pygls), so engine code and docs tooling can use it.
 """

@@ -1,9 +1,9 @@
 """The `config` object of `initialize` / `sidecar/configure`: MiMo Code's own config keys.
 
-Keys are snake_case exactly as in MiMo's config file (spec §13), not camelCase like method params.
-Values are type-checked strictly (a string is not a number, `true` is not an integer); a wrong value
-fails the request with -32602 naming the key. Unknown keys, and the three push caps that MiMo
-declares but never reads (spec D6), are accepted and reported as warnings.
+Keys are snake_case exactly as in MiMo's config file (behavior.md#configuration), not camelCase like method
+params. Values are type-checked strictly (a string is not a number, `true` is not an integer); a wrong value
+fails the request with -32602 naming the key. Unknown keys, and the three push caps that MiMo declares but
+never reads (D6), are accepted and reported as warnings.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from ..core.memory_files import DEFAULT_MAX_FILE_BYTES
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegativeInt = Annotated[int, Field(ge=0)]
 
-UNUSED_PUSH_CAPS = ("focus_task", "design_decisions", "open_notes")  # spec §13.1, D6
+UNUSED_PUSH_CAPS = ("focus_task", "design_decisions", "open_notes")  # behavior.md#unused-keys, D6
 _DEFAULT_CAPS = PushCaps()
 
 
@@ -70,7 +70,8 @@ def _field_keys(model: type[BaseModel]) -> list[tuple[str, ...]]:
 
 
 class PushCapsConfig(_Section):
-    """`checkpoint.push_caps` (spec §13.1). Units: `tasks_ledger` in UTF-16 characters, the rest tokens."""
+    """`checkpoint.push_caps` (behavior.md#push-caps). Units: `tasks_ledger` in UTF-16 characters, the rest
+    tokens."""
 
     tasks_ledger: PositiveInt = Field(_DEFAULT_CAPS.tasks_ledger, description="UTF-16 characters.")
     checkpoint: PositiveInt = Field(_DEFAULT_CAPS.checkpoint, description="Tokens.")
@@ -90,7 +91,8 @@ class PushCapsConfig(_Section):
 
 
 class WriterWaitConfig(_Section):
-    """Bounds of the render-time wait for an in-flight checkpoint writer (spec §6.3), in milliseconds."""
+    """Bounds of the render-time wait for an in-flight checkpoint writer (behavior.md#render-time-wait), in
+    milliseconds."""
 
     with_watermark: NonNegativeInt = Field(
         DEFAULT_WRITER_WAIT_WITH_WATERMARK_MS, description="Milliseconds, when a watermark is stored."
@@ -105,7 +107,7 @@ class CheckpointConfig(_Section):
     task_archive_days: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(
         DEFAULT_TASK_ARCHIVE_DAYS,
         validation_alias=AliasChoices("task_archive_days", "task_cleanup_days"),
-        description="Days after which done/abandoned tasks are archived (spec §2.9). "
+        description="Days after which done/abandoned tasks are archived (behavior.md#task-archival). "
         "Alias: task_cleanup_days.",
     )
     disabled: bool = Field(False, description="Sidecar equivalent of MIMOCODE_DISABLE_CHECKPOINT.")
@@ -131,7 +133,8 @@ def _is_number(value: Any) -> bool:
 
 
 def _check_max_context(value: Any) -> Any:
-    """Type check only: the values themselves are resolved per model at trigger time (spec §4.1)."""
+    """Type check only: the values themselves are resolved per model at trigger time
+    (behavior.md#usable-line)."""
     if value is None or _is_number(value) or isinstance(value, str):
         return value
     if isinstance(value, dict) and all(
@@ -167,14 +170,15 @@ TriggerRatio = Annotated[float, BeforeValidator(_parse_ratio, json_schema_input_
 
 
 class CompactionConfig(_Section):
-    auto: bool = Field(True, description="false disables the overflow trigger (spec §4.2).")
+    auto: bool = Field(True, description="false disables the overflow trigger (behavior.md#overflow-test).")
     max_context: MaxContext = Field(
         None,
-        description='Working-window budget (spec §4.1): a number of tokens, a string ("80%", "150K", '
+        description='Working-window budget (behavior.md#window-budget): a number of tokens, a string ("80%", '
+                    '"150K", '
         '"1.5M") or a map of "<providerID>/<modelID>" globs to those. Resolved per model at trigger time.',
     )
     reserved: NonNegativeInt | None = Field(
-        None, description="Tokens; default min(33000, maxOutputTokens) (spec §4.1)."
+        None, description="Tokens; default min(33000, maxOutputTokens) (behavior.md#usable-line)."
     )
     trigger_ratio: TriggerRatio = Field(
         DEFAULT_TRIGGER_RATIO, description='Fraction of the window: number in (0, 1], or "0.85" / "85%".'
@@ -182,7 +186,8 @@ class CompactionConfig(_Section):
 
 
 class MemoryConfig(_Section):
-    disable_write: bool = Field(False, description="true: rebuild outcome memory-write-off (spec §7.1).")
+    disable_write: bool = Field(False, description="true: rebuild outcome memory-write-off "
+                                                   "(behavior.md#rebuild-outcomes).")
 
 
 class SidecarConfig(_Section):

@@ -25,7 +25,8 @@ class InitializationOptions(Params):
     """`initialize.params.initializationOptions`."""
 
     memory_root: Annotated[str, AfterValidator(_memory_root)] = Field(
-        description="Absolute path of an existing directory: the memory root (spec §2.9) holding "
+        description="Absolute path of an existing directory: the memory root (behavior.md#memory-layout) "
+                    "holding "
         "sessions/<sid>/, projects/<projectID>/ and global/."
     )
     config: SidecarConfig = Field(

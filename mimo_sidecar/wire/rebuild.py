@@ -39,17 +39,19 @@ class CacheUsage(Params):
 
 
 class TokenUsage(Params):
-    """The provider usage of one finished assistant step (spec §2.1 `tokens`)."""
+    """The provider usage of one finished assistant step (behavior.md#finish-values `tokens`)."""
 
-    total: NonNegative | None = Field(None, description="Used as the count when non-zero (spec §4.2).")
+    total: NonNegative | None = Field(None, description="Used as the count when non-zero "
+                                                        "(behavior.md#overflow-test).")
     input: NonNegative = 0
     output: NonNegative = 0
-    reasoning: NonNegative | None = Field(None, description="Never added to the count (spec §4.2).")
+    reasoning: NonNegative | None = Field(None, description="Never added to the count "
+                                                            "(behavior.md#overflow-test).")
     cache: CacheUsage = Field(default_factory=CacheUsage)
 
 
 class ModelLimits(Params):
-    """The model's limits (spec §4.1)."""
+    """The model's limits (behavior.md#usable-line)."""
 
     context_window: NonNegative = Field(description="`limit.context`; 0 turns overflow handling off.")
     input_limit: NonNegative | None = Field(
@@ -72,7 +74,7 @@ class SectionInfo(Result):
         "global_memory, notes, memory_keys, activity."
     )
     heading: str
-    tokens: int = Field(description="Estimated tokens of the section as emitted (spec §3.1).")
+    tokens: int = Field(description="Estimated tokens of the section as emitted (behavior.md#est).")
     cap: int | None = Field(None, description="The section's cap, in `unit`.")
     unit: str = Field(description="`tokens`, `chars` (UTF-16 units) or `lines`.")
     present: bool
@@ -213,13 +215,14 @@ class ComputeParams(Params):
 
 
 class TriggerInfo(Result):
-    usable: int = Field(description="The trigger line: floor(effective × ratio) (spec §4.1).")
-    count: int = Field(description="The usage count compared with it (spec §4.2).")
+    usable: int = Field(description="The trigger line: floor(effective × ratio) (behavior.md#usable-line).")
+    count: int = Field(description="The usage count compared with it (behavior.md#overflow-test).")
     overflow: bool = Field(description="count ≥ usable (and compaction.auto, and a non-zero window).")
     usage_recovered: bool = Field(
-        description="This usage record was already recovered by a newer boundary (§4.4)."
+        description="This usage record was already recovered by a newer boundary (behavior.md#recover-once)."
     )
-    usage_pending: bool = Field(description="Show usage as pending: the same as usageRecovered (spec §4.4).")
+    usage_pending: bool = Field(description="Show usage as pending: the same as usageRecovered "
+                                            "(behavior.md#usage-pending).")
     should_rebuild: bool = Field(description="overflow, not recovered, not a summary, and the main agent.")
     hard: int = Field(description="The hard window: limit.input if non-zero, else limit.context.")
     budget: int | None = Field(
@@ -236,7 +239,7 @@ class TriggerInfo(Result):
 
 
 class WatermarkInfo(Result):
-    """The watermark a checkpoint writer starting now should cover (spec §5)."""
+    """The watermark a checkpoint writer starting now should cover (behavior.md#watermark)."""
 
     message_id: MessageId
     index: int = Field(description="Its index in the main slice's view.")
@@ -282,7 +285,7 @@ class InsertParams(Params):
     session_id: SessionId
     agent_id: AgentId = MAIN_AGENT
     reason: InsertReason = Field(
-        description="`manual` digests and collapses the whole idle main slice (§7.7)."
+        description="`manual` digests and collapses the whole idle main slice (behavior.md#manual-rebuild)."
     )
     digest_up_to: MessageId | None = Field(
         None, description="D: newest message of the caller's list; default: the last message of the list."
@@ -300,7 +303,7 @@ class InsertParams(Params):
         None, description="The turn's model; default: from the last user message."
     )
     tool_name_map: dict[str, str] | None = Field(
-        None, description="Host tool names → the canonical compactable names (spec §7.5 item 6)."
+        None, description="Host tool names → the canonical compactable names (behavior.md#compactable-tools)."
     )
 
 
@@ -317,7 +320,8 @@ class WaitInfo(Result):
 
 
 class Notice(Result):
-    """A one-time notice (spec §7.7): persist it as a text part flagged synthetic and ignored."""
+    """A one-time notice (behavior.md#one-time-notices): persist it as a text part flagged synthetic and
+    ignored."""
 
     kind: NoticeKind
     text: str
@@ -404,16 +408,18 @@ class BuildParams(Params):
     session_id: SessionId
     agent_id: AgentId = MAIN_AGENT
     collapse_tail: bool = Field(
-        True, description="Collapse digested assistant messages (main agent only, §11)."
+        True, description="Collapse digested assistant messages (main agent only, behavior.md#collapse)."
     )
-    memory_reminder: bool = Field(True, description="Append the per-turn memory reminder (§12.3).")
+    memory_reminder: bool = Field(True, description="Append the per-turn memory reminder "
+                                                    "(behavior.md#memory-reminder).")
     invocation_style: Literal["function", "shell"] = Field(
         "function", description="How the reminder writes tool usages."
     )
     has_actor_tool: bool = Field(False, description="The agent has the `actor` tool (adds its usage line).")
     purpose: Literal["turn", "writer"] = Field(
         "turn",
-        description="`writer`: the checkpoint writer's forked request instead (spec §12.8): the main "
+        description="`writer`: the checkpoint writer's forked request instead (behavior.md#writer-request): "
+                    "the main "
         "view up to and including `upTo`, never collapsed, no reminder.",
     )
     up_to: MessageId | None = Field(

@@ -1,7 +1,7 @@
 """Wire models of the session methods: session/*, checkpoint/writerStarted, checkpoint/writerFinished.
 
 Host data (message `info`, parts, tasks, actors, the request prefix) keeps the host's field names
-(spec §2: `sessionID`, `messageID`, `callID`, `parent_task_id`, `actorID`...); only the method
+(behavior.md#data-model: `sessionID`, `messageID`, `callID`, `parent_task_id`, `actorID`...); only the method
 params around it are camelCase.
 """
 
@@ -21,16 +21,17 @@ from .common import HostObject, Json, MessageId, NonEmptyStr, Params, Result, Re
 
 
 class MessageInfo(HostObject):
-    """A message's `info` object (spec §2.1). Only `id`, `role` and `agentID` are checked here;
+    """A message's `info` object (behavior.md#messages). Only `id`, `role` and `agentID` are checked here;
     `time.created` is checked by the session; every other key is kept and counted."""
 
-    id: MessageId = Field(description="Message ID (spec §2.10, §14).")
-    role: Role = Field(description="`user` or `assistant`; split shapes may also use `tool` (spec §2.8).")
+    id: MessageId = Field(description="Message ID (behavior.md#ordering, behavior.md#ids).")
+    role: Role = Field(description="`user` or `assistant`; split shapes may also use `tool` "
+                                   "(behavior.md#shapes).")
     agentID: str | None = Field(None, description="Agent slice; absent means `main`.")
 
 
 class Part(HostObject):
-    """A part (spec §2.2). `type` is required; `id` is needed only to upsert or remove it later."""
+    """A part (behavior.md#parts). `type` is required; `id` is needed only to upsert or remove it later."""
 
     type: NonEmptyStr = Field(description="Part type: text, reasoning, tool, file, checkpoint, tool_use, ...")
     id: NonEmptyStr | None = Field(None, description="Part ID, unique within its message.")
@@ -85,7 +86,7 @@ class Message(Params):
     )
     seq: Annotated[int, Field(ge=0)] | None = Field(
         None,
-        description="Optional host creation sequence number (spec §2.10, sequence mode). "
+        description="Optional host creation sequence number (behavior.md#creation-order, sequence mode). "
         "Absent: the sidecar's arrival counter.",
     )
 
@@ -99,7 +100,8 @@ HostList = list[Json]
 
 
 class ParentContext(Params):
-    """The session this one was created from, and how much of it it inherits (spec §2.7)."""
+    """The session this one was created from, and how much of it it inherits (behavior.md#inherited-context).
+    """
 
     session_id: SessionId = Field(description="An open session: its main view is inherited.")
     watermark: MessageId | None = Field(
@@ -111,33 +113,36 @@ class ParentContext(Params):
 
 class OpenParams(Params):
     session_id: SessionId
-    project_id: NonEmptyStr | None = Field(None, description="The project's ID (memory lookup, spec §2.9).")
+    project_id: NonEmptyStr | None = Field(None, description="The project's ID (memory lookup, "
+                                                             "behavior.md#memory-layout).")
     messages: list[Message] = Field(
         default_factory=list,
         description="The session's history, registered in list order, which must be creation order "
-        "(spec §2.10).",
+        "(behavior.md#ordering).",
     )
     tasks: HostList = Field(
-        default_factory=list, description="Task ledger entries (spec §2.9), kept verbatim."
+        default_factory=list, description="Task ledger entries (behavior.md#session-state), kept verbatim."
     )
     actors: HostList = Field(
-        default_factory=list, description="Actor registry entries (spec §2.9), verbatim."
+        default_factory=list, description="Actor registry entries (behavior.md#session-state), verbatim."
     )
     watermark: MessageId | None = Field(None, description="The stored watermark from an earlier run, if any.")
     request_prefix: Json | None = Field(
         None,
-        description="The host's frozen request prefix (system prompt parts, tool definitions; spec §12.7), "
+        description="The host's frozen request prefix (system prompt parts, tool definitions; "
+                    "behavior.md#request-prefix), "
         "kept verbatim.",
     )
     parent: ParentContext | None = Field(
         None,
-        description="Created from another session (spec §2.7): its main view, up to the context "
+        description="Created from another session (behavior.md#inherited-context): its main view, up to the "
+                    "context "
         "watermark, comes before this session's own until this session has a boundary of its own.",
     )
     ids_ascending: bool = Field(
         False,
         description="Declare that this session's message IDs sort in creation order as plain strings "
-        "(ID mode, spec §2.10).",
+        "(ID mode, behavior.md#creation-order).",
     )
     create_checkpoint: bool = Field(
         False,
@@ -245,9 +250,11 @@ class SessionInfo(Result):
     message_count: int = Field(description="Messages held, all agent slices included.")
     watermark: str | None = Field(None, description="Stored watermark; absent when none.")
     writer: WriterInfo
-    estimated_tokens: int = Field(description="Sum of the part estimates of every message (spec §3.2).")
-    id_mode: bool = Field(description="True in ID mode, false in sequence mode (spec §2.10).")
-    parent_id: str | None = Field(None, description="The session it inherits context from (spec §2.7).")
+    estimated_tokens: int = Field(description="Sum of the part estimates of every message "
+                                              "(behavior.md#message-estimate).")
+    id_mode: bool = Field(description="True in ID mode, false in sequence mode (behavior.md#creation-order).")
+    parent_id: str | None = Field(None, description="The session it inherits context from "
+                                                    "(behavior.md#inherited-context).")
 
 
 class CloseResult(Result):
@@ -255,7 +262,7 @@ class CloseResult(Result):
 
 
 # ---------------------------------------------------------------------------------------------
-# checkpoint/writerStarted, checkpoint/writerFinished (spec §6.1)
+# checkpoint/writerStarted, checkpoint/writerFinished (behavior.md#writer-registry)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -264,7 +271,7 @@ class WriterStartedParams(Params):
     watermark: MessageId | None = Field(
         None,
         description="The watermark the writer covers (a registered message ID). Absent: the sidecar "
-        "computes it (spec §5); error 1007 if it cannot.",
+        "computes it (behavior.md#watermark); error 1007 if it cannot.",
     )
 
 

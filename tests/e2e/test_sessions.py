@@ -293,7 +293,7 @@ async def test_writer_registry(client: LanguageClient) -> None:
     assert err.code == 1006
     await rpc(client, "session/open", {"sessionId": "writer-empty"})
     err = await rpc_error(client, "checkpoint/writerStarted", {"sessionId": "writer-empty"})
-    assert err.code == 1007  # an empty view has no watermark to compute (spec §5.1)
+    assert err.code == 1007  # an empty view has no watermark to compute (behavior.md#watermark-lifecycle)
     err = await rpc_error(
         client, "checkpoint/writerStarted", {"sessionId": "writer", "watermark": "msg_unknown"}
     )
@@ -348,7 +348,8 @@ async def test_session_created_from_another_inherits_its_context(client: Languag
     )
     info = await get(client, "fork-child")
     assert info["parentId"] == "fork-parent" and info["messageCount"] == 1
-    # A watermark inside the inherited context is accepted for the child's writer (spec §2.7, §5.1).
+    # A watermark inside the inherited context is accepted for the child's writer
+    # (behavior.md#inherited-context, behavior.md#watermark-lifecycle).
     started = await rpc(client, "checkpoint/writerStarted", {"sessionId": "fork-child", "watermark": mid(1)})
     assert started == {"state": "in-flight", "watermark": mid(1)}
     built = await rpc(client, "request/build", {"sessionId": "fork-child", "memoryReminder": False})

@@ -286,7 +286,8 @@ def host_session(draw: st.DrawFn, sid: str) -> HostData:
     data = HostData(sid)
     for n in range(draw(st.integers(1, 2))):
         data.messages += draw(turns(sid, 10 * n, data))
-    # Summaries end in "." because the section they are listed in is JS-trimmed as a whole (§8.5).
+    # Summaries end in "." because the section they are listed in is JS-trimmed as a whole
+    # (behavior.md#assembly).
     data.tasks = [
         {"id": f"T{n}", "status": "in_progress", "summary": draw(js_text(min_size=1)) + ".", "created_at": T0}
         for n in range(draw(st.integers(0, 2)))

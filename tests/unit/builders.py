@@ -1,7 +1,7 @@
-"""Small builders for messages and parts in the host shapes of spec §2 and §2.8.
+"""Small builders for messages and parts in the host shapes of behavior.md#data-model and behavior.md#shapes.
 
 Parts carry only the fields given (no `id`/`sessionID`/`messageID`), so token estimates in tests
-match the spec's examples exactly. `msg` assigns an increasing `seq` in construction order, which is
+match behavior.md's examples exactly. `msg` assigns an increasing `seq` in construction order, which is
 what sequence mode expects from messages registered in creation order; pass `seq=` to override.
 """
 
@@ -64,7 +64,7 @@ def usage(
     write: int = 0,
     reasoning: int = 0,
 ) -> Json:
-    """An assistant `tokens` record (§2.1)."""
+    """An assistant `tokens` record (behavior.md#messages)."""
     data: Json = {
         "input": input,
         "output": output,
@@ -83,7 +83,8 @@ def text(t: str, **flags: Any) -> Json:
 
 
 def sized_text(tokens: int) -> Json:
-    """§5.4's `text(t)`: `"x" × max(100, 4t)`; estimate `t + 6` for t ≥ 25 (2006 for 2000)."""
+    """behavior.md#watermark-examples's `text(t)`: `"x" × max(100, 4t)`; estimate `t + 6` for t ≥ 25 (2006 for
+    2000)."""
     return text("x" * max(100, 4 * tokens))
 
 
@@ -102,7 +103,7 @@ def tool(
     interrupted: bool = False,
     compacted: int | None = None,
 ) -> Json:
-    """An inline MiMo `tool` part (§2.3) with a state of the given status."""
+    """An inline MiMo `tool` part (behavior.md#tool-states) with a state of the given status."""
     state: Json = {"status": status, "input": {} if input is None else input}
     if status == "completed":
         state["output"] = output
@@ -139,7 +140,7 @@ def compaction(auto: bool = True) -> Json:
     return {"type": "compaction", "auto": auto}
 
 
-# -- split shapes (§2.8) ---------------------------------------------------------------------------
+# -- split shapes (behavior.md#shapes) -------------------------------------------------------------
 def tool_use(call_id: str, name: str, input: Json | None = None) -> Json:
     """Anthropic assistant block."""
     return {"type": "tool_use", "id": call_id, "name": name, "input": {} if input is None else input}

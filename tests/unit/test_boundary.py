@@ -1,4 +1,5 @@
-"""The boundary and its companions (spec §7.3–§7.6): classify, index, actors, message, microcompaction."""
+"""The boundary and its companions (behavior.md#boundary): classify, index, actors, message, microcompaction.
+"""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ def fixed_minter() -> IdMinter:
 
 
 # =================================================================================================
-# §7.6 classify
+# behavior.md#classify classify
 # =================================================================================================
 @pytest.mark.parametrize(
     ("msgs", "expected"),
@@ -91,7 +92,7 @@ def test_classify(msgs, expected) -> None:
 
 
 # =================================================================================================
-# §7.4 index
+# behavior.md#checkpoint-index index
 # =================================================================================================
 def test_index_without_checkpoint(mem: MemoryRoot) -> None:
     assert render_index(mem, SID) == texts.NO_CHECKPOINT_INDEX
@@ -142,7 +143,7 @@ def test_checkpoint_topic(content: str, topic: str | None) -> None:
 
 
 # =================================================================================================
-# §7.4 actors block
+# behavior.md#actors-block actors block
 # =================================================================================================
 def test_actors_block_empty() -> None:
     assert render_actors([], T0) == ""
@@ -180,7 +181,7 @@ def test_actors_block_lines_and_idle_format() -> None:
 
 
 # =================================================================================================
-# §7.3 boundary message
+# behavior.md#boundary-message boundary message
 # =================================================================================================
 def _boundary(**kw):
     args: dict[str, Any] = dict(
@@ -264,7 +265,7 @@ def test_boundary_becomes_a_checkpoint_boundary_message() -> None:
 
 
 # =================================================================================================
-# §7.5 microcompaction
+# behavior.md#microcompaction microcompaction
 # =================================================================================================
 def _example_session() -> list[Message]:
     names = [

@@ -1,9 +1,10 @@
-"""Boundary IDs that sort right under the host's ID scheme (issue 10 item 6, spec §2.10, §14).
+"""Boundary IDs that sort right under the host's ID scheme (issue 10 item 6, behavior.md#ordering,
+behavior.md#ids).
 
-With OpenCode's legacy v1 IDs declared ascending, a v2 `msg_g…` boundary sorted after every later
-host ID: the boundary stayed "newest", every later usage record looked recovered (§4.4) and no
-rebuild ever triggered again. The boundary is now minted in the host's v1 scheme; an unknown
-scheme needs the host to name the boundary's ID.
+With OpenCode's legacy v1 IDs declared ascending, a v2 `msg_g…` boundary sorted after every later host ID: the
+boundary stayed "newest", every later usage record looked recovered (behavior.md#recover-once) and no rebuild
+ever triggered again. The boundary is now minted in the host's v1 scheme; an unknown scheme needs the host to
+name the boundary's ID.
 """
 
 from __future__ import annotations

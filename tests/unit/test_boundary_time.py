@@ -1,4 +1,5 @@
-"""D12: a boundary is stamped W + 1 even when W lies behind an earlier boundary (spec §7.2, §12.1).
+"""D12: a boundary is stamped W + 1 even when W lies behind an earlier boundary
+(behavior.md#rebuild-from-checkpoint, behavior.md#view).
 
 MiMo looks W up in the view only. After a first rebuild W is behind that boundary, so a second
 insert with the same stored watermark stamps its boundary "now": every live message after W then
@@ -95,7 +96,8 @@ def test_second_insert_behind_the_first_boundary_keeps_the_live_tail(memory: Mem
 
 @pytest.mark.parametrize("mode", ["id", "seq"])
 def test_second_insert_marks_only_results_after_w(memory: MemoryRoot, mode: str) -> None:
-    """Microcompaction keeps using W's time, so a result before W is never marked (spec §7.5)."""
+    """Microcompaction keeps using W's time, so a result before W is never marked
+    (behavior.md#microcompaction)."""
     ids = _ids(mode)
     session = sync(Session(SID, "proj"), _msgs(ids, ["u1", "a1", "u2", "a2"]))
     session.watermark = ids["a2"]  # the read result is at or before W

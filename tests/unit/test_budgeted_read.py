@@ -1,4 +1,4 @@
-"""core.budgeted_read: proportional and section-aware reads (spec §9)."""
+"""core.budgeted_read: proportional and section-aware reads (behavior.md#budgeted-reads)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def has_lone_surrogate(s: str) -> bool:
 
 
 # ============================================================================================
-# §9.1 proportional read
+# behavior.md#proportional-read proportional read
 # ============================================================================================
 def test_short_content_is_returned_unchanged() -> None:
     assert proportional_read("short content", 1000, P) == BudgetedText("short content", False, 3)
@@ -100,7 +100,7 @@ def test_d9_surrogate_pair_at_the_proportional_cut() -> None:
 
 
 # ============================================================================================
-# §9.2 section-aware read
+# behavior.md#section-aware-read section-aware read
 # ============================================================================================
 SPEC_FILE = (
     "# Title\n"
@@ -370,7 +370,7 @@ BUDGETS = st.integers(min_value=-5, max_value=600)
 
 
 def ref_proportional_clean(full: str, budget: int) -> str:
-    """Reference §9.1 on explicit UTF-16 code units, with the D9 repair."""
+    """Reference behavior.md#proportional-read on explicit UTF-16 code units, with the D9 repair."""
     raw = full.encode("utf-16-le", "surrogatepass")
     n = len(raw) // 2
     total = (n + 2) // 4 if n else 0

@@ -1,4 +1,5 @@
-"""core.collapse: collapse by ID range, carriers following their calls (spec §11, §2.10, D8)."""
+"""core.collapse: collapse by ID range, carriers following their calls (behavior.md#collapse-split,
+behavior.md#ordering, D8)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def boundary(digest_up_to: str | None, covered_up_to: str = "msg_01", id: str = 
     return user(id, checkpoint(covered_up_to, digest_up_to), text("rebuild text", synthetic=True))
 
 
-# -- §11 examples ----------------------------------------------------------------------------------
+# -- behavior.md#collapse-examples -----------------------------------------------------------------
 def test_example_digested_assistant_is_removed():
     msgs = [assistant("msg_02", text("a")), boundary("msg_02"), assistant("msg_03", text("b"))]
     result = collapse(msgs, ASCENDING)

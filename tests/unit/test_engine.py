@@ -1,4 +1,5 @@
-"""The orchestration over a real Session and memory root: compute, insert, build (spec §4, §7, §12)."""
+"""The orchestration over a real Session and memory root: compute, insert, build (behavior.md#trigger,
+behavior.md#rebuild, behavior.md#request)."""
 
 from __future__ import annotations
 
@@ -182,8 +183,8 @@ def test_prefix_hash_is_stable_and_sensitive():
 
 
 def test_appending_one_message_to_5000_costs_only_that_message(memory, monkeypatch):
-    """Issue 3: re-estimating after one new message must not re-serialize the other 4 999, and
-    the watermark must not re-project the whole history (spec §5.2 walks back from the end)."""
+    """Issue 3: re-estimating after one new message must not re-serialize the other 4 999, and the watermark
+    must not re-project the whole history (behavior.md#watermark-compute walks back from the end)."""
     from mimo_sidecar.core import message as message_mod
     from mimo_sidecar.core import watermark as watermark_mod
 
@@ -217,8 +218,8 @@ def test_appending_one_message_to_5000_costs_only_that_message(memory, monkeypat
 
 
 def test_inherited_context_comes_first_until_the_child_has_a_boundary(memory, tmp_path):
-    """Spec §2.7: a session created from another sees the parent's main view up to the context
-    watermark in front of its own; the watermark and the request both see it."""
+    """behavior.md#inherited-context: a session created from another sees the parent's main view up to the
+    context watermark in front of its own; the watermark and the request both see it."""
     parent = _open(_history())
     child = Session("ses_child", "proj1")
     child.set_parent(parent, "m03")

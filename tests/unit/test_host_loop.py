@@ -12,7 +12,7 @@ At every turn: the prefix hash is the one of turn 0 (the prefix never changed), 
 every cache entry turn n wrote (the bytes up to each breakpoint) is repeated byte for byte by turn
 n+1 when no rebuild came between them. The memory reminder is on (the memory root holds a
 checkpoint), so it moves every step in Anthropic-shaped sessions; the breakpoints must not sit on it.
-When a user ask arrives, the reminder leaves the previous user message (spec §12.3): only the
+When a user ask arrives, the reminder leaves the previous user message (behavior.md#memory-reminder): only the
 entries written after that message are lost, once per user turn (protocol.md says so). Like a real
 host, the loop never sends a request that ends on the model's turn: an imported session that ended
 on the assistant's answer gets a user ask first.

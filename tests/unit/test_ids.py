@@ -1,4 +1,4 @@
-"""core.ids: MiMo v2 ID minting, D10 monotonicity, timestamps (spec §14)."""
+"""core.ids: MiMo v2 ID minting, D10 monotonicity, timestamps (behavior.md#ids)."""
 
 from __future__ import annotations
 
@@ -137,7 +137,7 @@ def test_timestamp_of_v1_recovers_the_latest_cycle_not_after_now():
     assert timestamp_of(_v1(created), now_ms=created + 60_000) == created
     assert timestamp_of(_v1(created), now_ms=after_wrap + 5) == created
     assert timestamp_of(_v1(after_wrap), now_ms=after_wrap + 5) == after_wrap
-    # The §14.3 pitfall: the newer ID sorts first as a string.
+    # The behavior.md#id-v1: the newer ID sorts first as a string.
     assert _v1(after_wrap) < _v1(created)
 
 

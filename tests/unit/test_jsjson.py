@@ -1,4 +1,4 @@
-"""core.jsjson: JSON.stringify text and its UTF-16 length (spec §3.2)."""
+"""core.jsjson: JSON.stringify text and its UTF-16 length (behavior.md#message-estimate)."""
 
 from __future__ import annotations
 
@@ -153,11 +153,11 @@ JSON_VALUES = st.recursive(
 )
 
 
-# -- §3.2 examples ------------------------------------------------------------------------------
+# -- behavior.md#tokens-examples ----------------------------------------------------------------
 def test_spec_example_8000_x() -> None:
     part = {"type": "text", "text": "x" * 8000}
-    # The spec text says 8024 units; the real count is 8025 ({"type":"text","text":""} is 25
-    # units). The estimate 2006 is right either way.
+    # The reference text said 8024 units (behavior.md#spec-errata); the real count is 8025
+    # ({"type":"text","text":""} is 25 units). The estimate 2006 is right either way.
     assert len16(text_of(part)) == 8025
     assert js_json_length(part) == 8025
     assert est(text_of(part)) == 2006
@@ -165,7 +165,8 @@ def test_spec_example_8000_x() -> None:
 
 def test_spec_example_400_x() -> None:
     part = {"type": "text", "text": "x" * 400}
-    # Same off-by-one in the spec text (424): 25 + 400 = 425 units; the estimate 106 is right.
+    # Same off-by-one in the reference text (424; behavior.md#spec-errata): 25 + 400 = 425 units;
+    # the estimate 106 is right.
     assert js_json_length(part) == 425
     assert est(text_of(part)) == 106
 
@@ -299,7 +300,7 @@ def test_against_node_json_stringify() -> None:
     rng = random.Random(20240611)
     values = [_random_value(rng) for _ in range(3000)]
     # json.dumps escapes lone surrogates as \udxxx and prints floats with repr, which JSON.parse
-    # reads back exactly; huge integers become the nearest double there, as in the spec.
+    # reads back exactly; huge integers become the nearest double there, as in behavior.md#js-stringify.
     payload = json.dumps(values)
     done = subprocess.run(
         [_NODE, "-e", _NODE_SCRIPT], input=payload.encode(), capture_output=True, check=True, timeout=60

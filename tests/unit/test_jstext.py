@@ -1,4 +1,5 @@
-"""core.jstext: UTF-16 lengths and slices, JS whitespace, the token estimate (spec §3.1, §15)."""
+"""core.jstext: UTF-16 lengths and slices, JS whitespace, the token estimate (behavior.md#est,
+behavior.md#js-parity)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def from_units(us: list[int]) -> str:
     return b"".join(u.to_bytes(2, "little") for u in us).decode("utf-16-le", "surrogatepass")
 
 
-# -- §3.1 examples -----------------------------------------------------------------------------
+# -- behavior.md#tokens-examples ---------------------------------------------------------------
 def test_est_spec_examples() -> None:
     assert est("ab") == 1  # round() would give 0
     assert est("abcdefghij") == 3  # round() would give 2
@@ -92,7 +93,7 @@ def test_negative_ends_count_from_the_end() -> None:
 
 
 def test_tail16_zero_is_the_whole_string() -> None:
-    # JavaScript slice(-0) == slice(0) (spec §15 item 6)
+    # JavaScript slice(-0) == slice(0) (behavior.md#js-slice-zero)
     assert tail16("abc" + THUMBS, 0) == "abc" + THUMBS
     assert tail16("abc", 10) == "abc"
 
@@ -116,7 +117,7 @@ def test_surrogate_predicates_and_repair() -> None:
     assert drop_leading_low("") == ""
 
 
-# -- whitespace (§15 item 3) -------------------------------------------------------------------
+# -- whitespace (behavior.md#js-whitespace) ----------------------------------------------------
 def test_js_trim_uses_the_javascript_set() -> None:
     assert js_trim("\ufeff x \u3000") == "x"  # BOM is JS whitespace, Python's strip keeps it
     assert js_trim("\x1cx\x85") == "\x1cx\x85"  # Python's strip would remove these

@@ -1,4 +1,5 @@
-"""core.memory_files: layout, confinement, decoding, legacy migration, memory keys (spec §2.9, §9, §8.5.8)."""
+"""core.memory_files: layout, confinement, decoding, legacy migration, memory keys (behavior.md#memory-layout,
+behavior.md#file-reading, behavior.md#section-memory-keys)."""
 
 from __future__ import annotations
 
@@ -261,7 +262,7 @@ def test_file_replaced_between_check_and_open_is_not_read(
 
 
 # ============================================================================================
-# decoding (§9 common step 1)
+# decoding (behavior.md#file-reading)
 # ============================================================================================
 def test_bom_removed_once_and_crlf_kept(root: MemoryRoot) -> None:
     path = write(root.notes_path("s1"), b"\xef\xbb\xbf\xef\xbb\xbfa\r\nb\r\n")
@@ -362,7 +363,7 @@ def test_exists(root: MemoryRoot, outside: Path) -> None:
 
 
 # ============================================================================================
-# legacy migration (§2.9)
+# legacy migration (behavior.md#memory-layout)
 # ============================================================================================
 def test_migrates_lowercase_memory_md(root: MemoryRoot) -> None:
     legacy = write(j(root.project_dir("p1"), "memory.md"), "用 Bun 不用 npm")
@@ -423,7 +424,7 @@ def test_migration_without_hard_links(root: MemoryRoot, monkeypatch: pytest.Monk
 
 
 # ============================================================================================
-# memory keys (§8.5.8)
+# memory keys (behavior.md#section-memory-keys)
 # ============================================================================================
 def populate(root: MemoryRoot) -> None:
     r = root.root
@@ -499,7 +500,7 @@ def test_relative_removes_the_first_occurrence_only(root: MemoryRoot) -> None:
 
 
 # ============================================================================================
-# session directory test (§12.3)
+# session directory test (behavior.md#memory-reminder)
 # ============================================================================================
 def test_session_dir_nonempty(root: MemoryRoot) -> None:
     assert not root.session_dir_nonempty("s1")  # missing

@@ -1,4 +1,5 @@
-"""D11 and D13: Recent user input over logical messages, and the newest ask never missing (§8.5.4).
+"""D11 and D13: Recent user input over logical messages, and the newest ask never missing
+(behavior.md#section-recent-user).
 
 One conversation is built in four host shapes: inline (MiMo/OpenCode), Anthropic as Claude Code
 stores it (one provider response as several entries sharing `providerMessageID`, each result in its

@@ -1,4 +1,5 @@
-"""Rendering the rebuild text (spec §8): sections, layout, reminders, the total cap (D7), the report."""
+"""Rendering the rebuild text (behavior.md#render): sections, layout, reminders, the total cap (D7), the
+report."""
 
 from __future__ import annotations
 
@@ -85,7 +86,8 @@ T1 = [task("T1")]
 
 
 # =================================================================================================
-# §8.1 agent gate, §8.4 early bail, §8.9 simple examples
+# behavior.md#agent-gate agent gate, behavior.md#early-bail early bail, behavior.md#render-examples simple
+# examples
 # =================================================================================================
 def test_nothing_to_render_bails(mem: MemoryRoot) -> None:
     result = render(inputs(mem, caps=PushCaps(recent_user=0)))
@@ -165,7 +167,7 @@ def test_memory_keys_index_lists_task_progress(mem: MemoryRoot) -> None:
 
 
 # =================================================================================================
-# §8.5 stripH1 / pushSection
+# behavior.md#strip-h1 stripH1 / pushSection
 # =================================================================================================
 H1_EXAMPLE = (
     "# Session checkpoint\n\n## §1 Active intent\n\nbody\n\n# Another root the writer may emit\n\n"
@@ -212,7 +214,7 @@ def test_file_section_with_only_h1_keeps_heading_and_file_line(mem: MemoryRoot) 
 
 
 # =================================================================================================
-# §8.5.1 Tasks ledger
+# behavior.md#section-tasks Tasks ledger
 # =================================================================================================
 def test_ledger_lines_children_glyphs_and_unknown_status() -> None:
     tasks = [
@@ -295,7 +297,7 @@ def test_ledger_report_when_truncated(mem: MemoryRoot) -> None:
 
 
 # =================================================================================================
-# §8.5.3 Active actors
+# behavior.md#section-actors Active actors
 # =================================================================================================
 def test_actor_line_format() -> None:
     assert actor_line(actor("A1", 'say "hi"', "explore")) == texts.actor_ledger_line(
@@ -332,7 +334,7 @@ def test_actors_prevent_the_bail(mem: MemoryRoot) -> None:
 
 
 # =================================================================================================
-# §8.5.4 Recent user input
+# behavior.md#section-recent-user Recent user input
 # =================================================================================================
 def test_raw_text_example() -> None:
     m = user(
@@ -433,7 +435,7 @@ def test_recent_user_entries_joined_without_separator(mem: MemoryRoot) -> None:
 
 
 # =================================================================================================
-# §8.5.8 Memory keys index
+# behavior.md#section-memory-keys Memory keys index
 # =================================================================================================
 def test_memory_keys_budget_excludes_prefix_and_keeps_heading(mem: MemoryRoot) -> None:
     keys = ["a" * 8, "b" * 8, "c" * 4]  # costs 2, 2, 1
@@ -451,7 +453,7 @@ def test_memory_keys_host_order_is_kept(mem: MemoryRoot) -> None:
 
 
 # =================================================================================================
-# §8.5.9 + §8.6 + §8.7 layout and reminders
+# behavior.md#section-activity + behavior.md#reminders + behavior.md#layout layout and reminders
 # =================================================================================================
 def _full_setup(mem: MemoryRoot) -> dict:
     paths = {

@@ -1,4 +1,5 @@
-"""Request assembly (spec §12): view, collapse, conversion to AI SDK model messages, pairing, reminder."""
+"""Request assembly (behavior.md#request): view, collapse, conversion to AI SDK model messages, pairing,
+reminder."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def boundary(
 
 
 # =================================================================================================
-# §12.1 view (through the session) and §12.4 boundary example
+# behavior.md#view view (through the session) and behavior.md#request-examples boundary example
 # =================================================================================================
 def test_view_example_starts_at_the_newest_boundary() -> None:
     session = Session("ses_1")
@@ -132,7 +133,7 @@ def test_boundary_turn_block_order() -> None:
 
 
 # =================================================================================================
-# §12.4 user parts
+# behavior.md#part-conversion user parts
 # =================================================================================================
 def test_user_parts() -> None:
     m = user(
@@ -170,7 +171,7 @@ def test_messages_without_parts_or_content_are_skipped() -> None:
 
 
 # =================================================================================================
-# §12.4 inline tool parts
+# behavior.md#part-conversion inline tool parts
 # =================================================================================================
 def test_inline_tool_call_and_results() -> None:
     a = assistant(
@@ -301,7 +302,7 @@ def test_errored_assistant_messages(error, parts, kept) -> None:
 
 
 # =================================================================================================
-# §12.6 skill catalog (D2)
+# behavior.md#skill-catalog skill catalog (D2)
 # =================================================================================================
 def test_flagged_skill_catalog_parts_are_dropped_outside_the_boundary() -> None:
     m = user(
@@ -338,7 +339,7 @@ def test_flag_on_a_boundary_part_is_ignored_and_reported() -> None:
 
 
 # =================================================================================================
-# Split shapes (D8) and §12.5 pairing
+# Split shapes (D8) and behavior.md#request-validity pairing
 # =================================================================================================
 def test_anthropic_carrier_splits_into_tool_and_user_messages() -> None:
     a = assistant("a1", text("reading"), tool_use("c1", "read", {"path": "x"}), finish="tool-calls")
@@ -454,7 +455,7 @@ def test_collapse_removes_issuer_and_its_results_in_split_shapes() -> None:
 
 
 # =================================================================================================
-# §12.2 collapse in the request, §11 examples
+# behavior.md#request-collapse collapse in the request, behavior.md#collapse-examples
 # =================================================================================================
 def test_collapse_example() -> None:
     a2 = assistant("msg_02", text("digested"))
@@ -481,7 +482,7 @@ def test_legacy_boundary_without_digest_up_to_collapses_nothing() -> None:
 
 
 # =================================================================================================
-# §12.3 reminder
+# behavior.md#memory-reminder reminder
 # =================================================================================================
 def test_reminder_goes_to_the_newest_user_message_and_is_not_stored() -> None:
     u1, u2 = user("u1", text("first")), user("u2", text("second"))
@@ -527,7 +528,7 @@ def test_reminder_without_any_user_message_is_a_warning() -> None:
 
 
 # =================================================================================================
-# Estimate and the first request after a rebuild (§12.7)
+# Estimate and the first request after a rebuild (behavior.md#first-request-after-rebuild)
 # =================================================================================================
 def test_estimated_tokens_are_the_stored_estimates_of_kept_messages() -> None:
     a2 = assistant("msg_02", text("digested " * 50))

@@ -1,5 +1,5 @@
 """Session state: atomic batches, revisions, incremental estimates, ordering modes, tasks, actors
-(spec §2). The service's sessions and writer registry: tests/unit/test_service_sessions.py."""
+(behavior.md#data-model). The service's sessions and writer registry: tests/unit/test_service_sessions.py."""
 
 from __future__ import annotations
 
@@ -196,7 +196,7 @@ def test_streaming_part_upserts_reestimate_only_that_part(monkeypatch: pytest.Mo
     assert len(calls) == 4 and s.get(mid(1)).parts[-1]["id"] == "p99"  # appended
 
 
-# -- ordering (spec §2.10, D3) -----------------------------------------------------------------
+# -- ordering (behavior.md#creation-order, D3) -------------------------------------------------
 
 
 def test_listing_order_is_time_created_then_creation_order() -> None:

@@ -1,4 +1,5 @@
-"""core.shapes: tool uses/results in the inline and split host shapes, logical calls (spec §2.8, D8)."""
+"""core.shapes: tool uses/results in the inline and split host shapes, logical calls
+(behavior.md#logical-calls, D8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""core.tail_digest: fold, argument formatting, the "# Recent activity" digest (spec §10, D8, D9)."""
+"""core.tail_digest: fold, argument formatting, the "# Recent activity" digest (behavior.md#fold, D8, D9)."""
 
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def test_tool_line_states():
     ) == "- bash() → error: " + fold("e\n" * 60, 80)
 
 
-# -- §10 examples ----------------------------------------------------------------------------------
+# -- behavior.md#digest-examples -------------------------------------------------------------------
 def test_example_read_and_text():
     a = assistant(
         "a1",

@@ -1,4 +1,5 @@
-"""core.trigger: the usable line (§4.1), the overflow test (§4.2), "recover once" (§4.4)."""
+"""core.trigger: the usable line (behavior.md#usable-line), the overflow test (behavior.md#overflow-test),
+"recover once" (behavior.md#recover-once)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def line(
     return usable_tokens(context, input_limit, max_output, config, key, warned)
 
 
-# -- §4.2 examples ---------------------------------------------------------------------------------
+# -- behavior.md#trigger-examples ------------------------------------------------------------------
 def test_example_overflow_at_90_percent():
     usable = line(100000).usable
     assert usable == 90000
@@ -239,7 +240,7 @@ def test_hard_zero_skips_budget_warnings():
     assert result.warnings == ()
 
 
-# -- §4.4 recover once -----------------------------------------------------------------------------
+# -- behavior.md#recover-once recover once ---------------------------------------------------------
 T0 = 1_700_000_000_000
 
 

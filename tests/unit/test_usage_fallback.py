@@ -99,7 +99,7 @@ def test_the_request_usage_wins_over_any_fallback() -> None:
 def test_usage_from_before_the_boundary_is_never_counted_again(tmp_path) -> None:
     """After a rebuild, the steps of the tail measured the request the boundary replaced: a new
     step without usage falls back to the estimate of the new (smaller) request, so one usage
-    record never rebuilds twice (spec §4.4)."""
+    record never rebuilds twice (behavior.md#recover-once)."""
     memory = checkpoint_memory(tmp_path, SID)
     msgs = _codex_like(40, 500)
     msgs[-1].info["tokens"] = usage(19_000)  # the step that triggered, measured by the host

@@ -1,4 +1,4 @@
-"""core.watermark: computeBoundary, the adjust walker, the caller convention (spec §5, D8)."""
+"""core.watermark: computeBoundary, the adjust walker, the caller convention (behavior.md#watermark, D8)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def boundary_id(msgs: list[Message]) -> str:
     return "" if i is None else msgs[i].id
 
 
-# -- §5.4 computeBoundary examples -----------------------------------------------------------------
+# -- behavior.md#watermark-examples computeBoundary examples ---------------------------------------
 def test_trivial_lists():
     assert boundary_id([assistant("a1", text("x"))]) == "a1"
     assert boundary_id([user("u0", text("x"))]) == "u0"
@@ -113,7 +113,7 @@ def test_reasoning_counts_as_a_text_block():
     assert sum(m.tokens for m in msgs[i:]) >= 10000 or i == 0
 
 
-# -- §5.3 walker -----------------------------------------------------------------------------------
+# -- behavior.md#watermark-adjust walker -----------------------------------------------------------
 def walker_example() -> list[Message]:
     return [
         user("m0", text("please read")),
