@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 from functools import lru_cache
 
 PROJECT_ROOT = "/home/dev/tinyscript"
@@ -75,16 +76,23 @@ CODE_TEMPLATES = [
 ]
 
 
-def _fill(rng: random.Random, template: str) -> str:
-    return template.format(
-        i=rng.choice(IDENTS),
-        j=rng.choice(IDENTS),
-        k=rng.choice(IDENTS),
-        f=rng.choice(FUNCS),
-        T=rng.choice(TYPES),
-        n=rng.randint(1, 64),
-        c=rng.choice(COMMENTS),
-    )
+Slots = tuple[tuple[str, Sequence[object]], ...]
+# The values a template's `{name}`s are drawn from, in the order they are drawn (a seeded stream:
+# the order is part of the corpus). `range(1, 65)` draws as `randint(1, 64)` does.
+CODE_SLOTS: Slots = (
+    ("i", IDENTS),
+    ("j", IDENTS),
+    ("k", IDENTS),
+    ("f", FUNCS),
+    ("T", TYPES),
+    ("n", range(1, 65)),
+    ("c", COMMENTS),
+)
+
+
+def _fill(rng: random.Random, template: str, slots: Slots = CODE_SLOTS) -> str:
+    """`template` with each slot drawn from its values."""
+    return template.format(**{name: rng.choice(values) for name, values in slots})
 
 
 def _code_block(rng: random.Random) -> list[str]:
@@ -228,16 +236,15 @@ REASONING_PROSE = [
 ]
 
 
-def _fill_any(rng: random.Random, template: str) -> str:
-    return template.format(
-        T=rng.choice(TYPES),
-        U=rng.choice(TYPES),
-        i=rng.choice(IDENTS),
-        j=rng.choice(IDENTS),
-        f=rng.choice(FUNCS),
-        n=rng.randint(0, 64),
-        c=rng.choice(COMMENTS),
-    )
+MARKDOWN_SLOTS: Slots = (
+    ("T", TYPES),
+    ("U", TYPES),
+    ("i", IDENTS),
+    ("j", IDENTS),
+    ("f", FUNCS),
+    ("n", range(0, 65)),
+    ("c", COMMENTS),
+)
 
 
 class LinePool(list):
@@ -258,7 +265,7 @@ class Pools:
         self.logs = {
             k: LinePool([_fill_log(rng, rng.choice(v)) for _ in range(2500)]) for k, v in LOG_FLAVORS.items()
         }
-        self.markdown = LinePool([_fill_any(rng, rng.choice(MARKDOWN)) for _ in range(1500)])
+        self.markdown = LinePool([_fill(rng, rng.choice(MARKDOWN), MARKDOWN_SLOTS) for _ in range(1500)])
         self.paths = sorted(
             f"{PROJECT_ROOT}/{top}/{m}/{f}{suffix}"
             for m, files in MODULES.items()

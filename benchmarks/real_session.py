@@ -11,7 +11,6 @@ format (and Anthropic with cache breakpoints), each median as a ratio of `ai-sdk
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +50,7 @@ def measure(reps: int, log_dir: Path, command: list[str]) -> Json:
     (memory / "sessions" / sid).mkdir(parents=True, exist_ok=True)
     run.SIDECAR_COMMAND[:] = command
     with run.sidecar(log_dir / "sidecar-real.log") as client:
-        init = {"memoryRoot": str(memory), "config": {}}
-        run.rpc(
-            client,
-            "initialize",
-            {"processId": os.getpid(), "capabilities": {}, "initializationOptions": init},
-        )
-        client.notify("initialized", {})
+        client.initialize(str(memory), config={})
         run.rpc(client, "session/open", params)
         computed, _, _ = run.rpc(client, "rebuild/compute", {"sessionId": sid, "preview": False})
         watermark = computed["watermark"]["messageId"]

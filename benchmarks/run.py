@@ -339,14 +339,8 @@ def stdio(w: Workload, reps: int, log_dir: Path) -> Json:
     res: Json = {}
     started = time.perf_counter()
     with sidecar(log_dir / f"sidecar-{w.n}.log") as client:
-        init = {"memoryRoot": str(w.memory_root), "config": {}}
-        rpc(
-            client,
-            "initialize",
-            {"processId": os.getpid(), "capabilities": {}, "initializationOptions": init},
-        )
+        client.initialize(str(w.memory_root), config={})
         res["spawn_initialize"] = summary([(time.perf_counter() - started) * 1000])
-        client.notify("initialized", {})
         marks: dict[str, int | None] = {}
         try:
             run_stdio_steps(client, w, reps, res, marks)
@@ -487,12 +481,7 @@ def batched_ingest_rss(w: Workload, log_dir: Path) -> Json:
     """Peak RSS of a fresh sidecar fed the history in 500-message `session/sync` batches (the way
     protocol.md recommends for long histories), then one host cycle: compute, insert, build."""
     with sidecar(log_dir / f"sidecar-{w.n}-batched.log") as client:
-        init = {"memoryRoot": str(w.memory_root), "config": {}}
-        rpc(
-            client,
-            "initialize",
-            {"processId": os.getpid(), "capabilities": {}, "initializationOptions": init},
-        )
+        client.initialize(str(w.memory_root), config={})
         try:
             sync_bulk(client, w, reopen=False)
             insert_cycles(client, w, 1)

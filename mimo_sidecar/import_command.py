@@ -13,8 +13,7 @@ from pathlib import Path
 import orjson
 
 from .importers import FORMATS, ImportResult, TranscriptError, import_transcript
-from .oneshot import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, add_source_arguments, write_stdout
-from .oneshot import fail as _fail_as
+from .oneshot import EXIT_BAD_INPUT, EXIT_OK, add_source_arguments, fail, run_guarded, write_stdout
 
 PROG = "mimo-sidecar import"
 
@@ -34,21 +33,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)  # usage errors: argparse prints them and exits with 2
-    try:
-        result = import_transcript(
-            args.file, args.format, session=args.session, tolerate_bad_lines=args.skip_bad_lines
-        )
-    except TranscriptError as exc:
-        return _fail(str(exc), EXIT_BAD_INPUT)
-    except Exception as exc:  # a bug, not bad input: still one line, no traceback on the user's terminal
-        return _fail(
-            f"internal error while importing {args.file}: {type(exc).__name__}: {exc}", EXIT_INTERNAL
-        )
+    return run_guarded(PROG, "importing", args.file, lambda: _import(args), (TranscriptError,))
+
+
+def _import(args: argparse.Namespace) -> int:
+    result = import_transcript(
+        args.file, args.format, session=args.session, tolerate_bad_lines=args.skip_bad_lines
+    )
     payload = _encode(result, pretty=args.pretty)
     try:
         _write(payload, args.output)
     except OSError as exc:
-        return _fail(f"cannot write {args.output}: {exc.strerror or exc}", EXIT_BAD_INPUT)
+        return fail(PROG, f"cannot write {args.output}: {exc.strerror or exc}", EXIT_BAD_INPUT)
     if not args.quiet:
         sys.stderr.write(result.report.table() + "\n")
     return EXIT_OK
@@ -64,7 +60,3 @@ def _write(payload: bytes, output: str | None) -> None:
         Path(output).write_bytes(payload)
         return
     write_stdout(payload)
-
-
-def _fail(message: str, code: int) -> int:
-    return _fail_as(PROG, message, code)

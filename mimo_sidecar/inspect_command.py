@@ -16,15 +16,7 @@ import orjson
 from .importers import FORMATS, TranscriptError
 from .inspection.run import DEFAULT_WINDOW, InspectError, Inspection, inspect_source
 from .inspection.source import SESSION_OPEN, read_source
-from .oneshot import (
-    EXIT_BAD_INPUT,
-    EXIT_INTERNAL,
-    EXIT_OK,
-    add_source_arguments,
-    fail,
-    release_stdout,
-    write_stdout,
-)
+from .oneshot import EXIT_OK, add_source_arguments, release_stdout, run_guarded, write_stdout
 
 PROG = "mimo-sidecar inspect"
 
@@ -77,19 +69,14 @@ def _positive(raw: str) -> int:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)  # usage errors: argparse prints them and exits with 2
-    try:
-        source = read_source(
-            args.file, args.format, session=args.session, tolerate_bad_lines=args.skip_bad_lines
-        )
-        inspection = inspect_source(
-            source, memory_root=args.memory_root, window=args.window, watermark=args.watermark
-        )
-    except (TranscriptError, InspectError) as exc:
-        return fail(PROG, str(exc), EXIT_BAD_INPUT)
-    except Exception as exc:  # a bug, not bad input: still one line, no traceback on the user's terminal
-        return fail(
-            PROG, f"internal error while inspecting {args.file}: {type(exc).__name__}: {exc}", EXIT_INTERNAL
-        )
+    return run_guarded(PROG, "inspecting", args.file, lambda: _inspect(args), (TranscriptError, InspectError))
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    source = read_source(args.file, args.format, session=args.session, tolerate_bad_lines=args.skip_bad_lines)
+    inspection = inspect_source(
+        source, memory_root=args.memory_root, window=args.window, watermark=args.watermark
+    )
     if args.json:
         _print_json(inspection, include_text=args.text)
     else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1  # a bug, not bad input
@@ -44,3 +44,17 @@ def fail(prog: str, message: str, code: int) -> int:
     """One line on stderr, `<prog>: error: <message>`; returns the exit code."""
     sys.stderr.write(f"{prog}: error: {message}\n")
     return code
+
+
+def run_guarded(
+    prog: str, doing: str, file: str, work: Callable[[], int], bad_input: tuple[type[Exception], ...]
+) -> int:
+    """`work()`'s exit code; `bad_input` errors as their one line and exit code 2, and any other
+    exception (a bug, not bad input) as one line too, with exit code 1: never a traceback on the
+    user's terminal."""
+    try:
+        return work()
+    except bad_input as exc:
+        return fail(prog, str(exc), EXIT_BAD_INPUT)
+    except Exception as exc:
+        return fail(prog, f"internal error while {doing} {file}: {type(exc).__name__}: {exc}", EXIT_INTERNAL)

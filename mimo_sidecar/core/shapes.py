@@ -166,14 +166,17 @@ def content_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list):
-        pieces = []
-        for block in value:
-            if isinstance(block, str):
-                pieces.append(block)
-            elif isinstance(block, dict) and isinstance(block.get("text"), str):
-                pieces.append(block["text"])
-        return "\n".join(pieces)
+        return "\n".join(t for t in map(block_text, value) if t is not None)
     return js_stringify(value) or ""
+
+
+def block_text(block: Any) -> str | None:
+    """The text of one content block: a string, or a `{"text": str}` object; None for any other."""
+    if isinstance(block, str):
+        return block
+    if isinstance(block, dict) and isinstance(block.get("text"), str):
+        return str(block["text"])
+    return None
 
 
 def _inline_result(part: Json, index: int) -> ToolResult | None:

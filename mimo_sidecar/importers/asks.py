@@ -12,13 +12,14 @@ from collections.abc import Iterator
 from ..core.message import Message
 from ..core.recent_user import newest_user_ask as newest_ask_of
 from ..core.recent_user import raw_user_text
+from ..core.words import MAIN_AGENT
 from .fields import Json, as_dict, as_list
 
 
 def _main_slice_newest_first(params: Json) -> Iterator[Message]:
     for raw in reversed(as_list(params.get("messages")) or []):
         info = as_dict(raw.get("info")) if isinstance(raw, dict) else None
-        if info is not None and (info.get("agentID") or "main") == "main":
+        if info is not None and (info.get("agentID") or MAIN_AGENT) == MAIN_AGENT:
             yield Message(info, as_list(raw.get("parts")) or [])
 
 

@@ -203,7 +203,7 @@ def open_session(service: SidecarService, source: InspectSource, *, create_check
 
 
 def choose_model(source: InspectSource, view: Sequence[Message], window: int | None) -> ModelChoice:
-    recorded = _file_limits(source) or engine.model_from_history(view)
+    recorded = source.model.limits() if source.model is not None else engine.model_from_history(view)
     if window is not None:
         ids = recorded or ModelLimits(0)
         limits = ModelLimits(window, 0, ids.max_output_tokens, ids.provider_id, ids.model_id)
@@ -211,19 +211,6 @@ def choose_model(source: InspectSource, view: Sequence[Message], window: int | N
     if recorded is not None:
         return ModelChoice(recorded, "file" if source.model is not None else "history")
     return ModelChoice(ModelLimits(DEFAULT_WINDOW), "default")
-
-
-def _file_limits(source: InspectSource) -> ModelLimits | None:
-    m = source.model
-    if m is None:
-        return None
-    return ModelLimits(
-        m.context_window,
-        m.input_limit or 0,
-        m.max_output_tokens or engine.DEFAULT_MAX_OUTPUT_TOKENS,
-        m.provider_id or "",
-        m.model_id or "",
-    )
 
 
 def store_watermark(

@@ -21,6 +21,7 @@ import orjson
 from pydantic import ValidationError
 
 from ..core.message import Json
+from ..core.words import MAIN_AGENT
 from ..importers import ImportReport, TranscriptError, import_transcript
 from ..importers.source import read_bytes
 from ..wire.rebuild import ModelLimits
@@ -104,7 +105,7 @@ def _read_params_file(path: Path) -> InspectSource:
         raise TranscriptError(path, "not valid session/open params: " + _first_error(exc)) from None
     slices: dict[str, int] = {}
     for message in params["messages"]:
-        agent = message["info"].get("agentID") or "main"
+        agent = message["info"].get("agentID") or MAIN_AGENT
         slices[agent] = slices.get(agent, 0) + 1
     notes = []
     if params.get("parent"):

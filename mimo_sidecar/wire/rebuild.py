@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from ..core import engine
 from ..core import fidelity as core_fidelity
 from ..core.request_size import RequestSizes as CoreRequestSizes
 from ..core.words import (
@@ -64,6 +65,16 @@ class ModelLimits(Params):
         None, description="With modelId, the key `<providerId>/<modelId>` of budget maps."
     )
     model_id: str | None = None
+
+    def limits(self) -> engine.ModelLimits:
+        """The core's limits: an absent input limit is 0 (none), an absent output size the default."""
+        return engine.ModelLimits(
+            self.context_window,
+            self.input_limit or 0,
+            self.max_output_tokens or engine.DEFAULT_MAX_OUTPUT_TOKENS,
+            self.provider_id or "",
+            self.model_id or "",
+        )
 
 
 class SectionInfo(Result):

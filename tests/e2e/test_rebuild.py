@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from mimo_sidecar.core import texts
+from tests.unit.builders import write_checkpoint
 
 from .conftest import SHORT_WAITS, WAIT_MS
 
@@ -79,14 +80,13 @@ def history(sid: str = SID) -> list[dict[str, Any]]:
 
 
 def write_memory(root: Path, sid: str) -> None:
-    sdir = root / "sessions" / sid
-    sdir.mkdir(parents=True, exist_ok=True)
-    (sdir / "checkpoint.md").write_text(
+    checkpoint = write_checkpoint(
+        root,
+        sid,
         "# Session checkpoint\nTopic: streaming lexer\n\n## §1 Active intent\n_what the user wants_\n\n"
         "Stream tokens lazily from the lexer.\n",
-        encoding="utf-8",
     )
-    (sdir / "notes.md").write_text("lexer notes\n", encoding="utf-8")
+    (checkpoint.parent / "notes.md").write_text("lexer notes\n", encoding="utf-8")
 
 
 MODEL = {"contextWindow": 200_000, "providerId": "anthropic", "modelId": "claude"}

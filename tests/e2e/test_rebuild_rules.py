@@ -7,7 +7,6 @@ import asyncio
 import re
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from pytest_lsp import LanguageClient
 
 from mimo_sidecar.core import texts
 from mimo_sidecar.core.ids import IdMinter
+from tests.unit.builders import write_checkpoint
 
 from .conftest import SERVER
 from .test_rebuild import call
@@ -32,6 +32,7 @@ CONFIG: dict[str, Any] = {
 NO_GUARD = {"checkpoint": {**CONFIG["checkpoint"], "inflation_guard": False}}
 SMALL_MODEL = {"contextWindow": 20_000, "maxOutputTokens": 4_000, "providerId": "openai", "modelId": "gpt"}
 V1_ID = re.compile(r"(msg|prt)_[0-9a-f]{12}[0-9A-Za-z]{14}")
+CHECKPOINT = "# Session checkpoint\nTopic: parser port\n\n## 1 Active intent\n\nPort the parser.\n"
 
 
 @pytest_lsp.fixture(scope="module", config=SERVER)
@@ -95,17 +96,8 @@ def pondering(host: Host, mid: str, t: int, words: str = "weighing ") -> dict[st
     )
 
 
-def write_checkpoint(client: LanguageClient, sid: str) -> None:
-    sdir: Path = client.memory_root / "sessions" / sid  # type: ignore[attr-defined]
-    sdir.mkdir(parents=True, exist_ok=True)
-    (sdir / "checkpoint.md").write_text(
-        "# Session checkpoint\nTopic: parser port\n\n## 1 Active intent\n\nPort the parser.\n",
-        encoding="utf-8",
-    )
-
-
 async def open_session(client: LanguageClient, sid: str, messages: list[dict], **extra: Any) -> None:
-    write_checkpoint(client, sid)
+    write_checkpoint(client.memory_root, sid, CHECKPOINT)  # type: ignore[attr-defined]
     await call(client, "session/open", {"sessionId": sid, "messages": messages, **extra})
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from tests.unit.builders import write_checkpoint
+
 from .jshost import JsHostClient, in_units, strings_of, units
 
 pytestmark = pytest.mark.e2e
@@ -94,8 +96,7 @@ def test_every_method_answers_and_build_returns_the_same_code_units(
     host: JsHostClient, root: Path, s: str
 ) -> None:
     sid = f"sur{LONE.index(s)}"
-    (root / "sessions" / sid).mkdir(parents=True)
-    (root / "sessions" / sid / "checkpoint.md").write_text("# Session checkpoint\nTopic: t\n\nBody.\n")
+    write_checkpoint(root, sid, "# Session checkpoint\nTopic: t\n\nBody.\n")
     params = session(sid, s)
 
     assert answer(host, "session/open", params) == {"sessionId": sid, "revision": 1}

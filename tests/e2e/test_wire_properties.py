@@ -44,6 +44,7 @@ from mimo_sidecar.core.jstext import is_blank
 from mimo_sidecar.rpc import errors
 from mimo_sidecar.wire.registry import REGISTRY
 from tests.json_paths import positions, replaced
+from tests.unit.builders import write_checkpoint
 
 from .jshost import JsHostClient, in_units, js_text, json_values, nasty_values, strings_of, units
 from .rawclient import MISSING
@@ -457,14 +458,6 @@ def send_attack(wire: Wire, host: HostData, attack: Attack) -> None:
         result_of("rebuild/compute", wire.call("rebuild/compute", {"sessionId": host.sid}))
 
 
-def write_checkpoint(root: Path, sid: str) -> None:
-    sdir = root / "sessions" / sid
-    sdir.mkdir(parents=True, exist_ok=True)
-    (sdir / "checkpoint.md").write_text(
-        "# Session checkpoint\nTopic: fuzzing\n\nKeep going.\n", encoding="utf-8"
-    )
-
-
 # ---------------------------------------------------------------------------------------------
 # The property
 # ---------------------------------------------------------------------------------------------
@@ -489,7 +482,7 @@ def test_every_request_is_answered_and_state_changes_only_when_it_says_so(
     n = next(_counter)
     sid, fresh_sid = f"fz{n}", f"fz{n}-new"
     host = data.draw(host_session(sid), "host")
-    write_checkpoint(wire.root, sid)
+    write_checkpoint(wire.root, sid, "# Session checkpoint\nTopic: fuzzing\n\nKeep going.\n")
     ids = host.message_ids()
 
     opened = wire.call(

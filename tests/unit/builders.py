@@ -195,13 +195,22 @@ def session_of(
     return sync(Session(session_id, project_id, **kw), messages)
 
 
-def checkpoint_memory(
-    root: Any, session_id: str, content: str = "Topic: work\n\n## Intent\n\nDo it.\n"
-) -> MemoryRoot:
-    """A memory root under `root` whose session has a `checkpoint.md` with `content`."""
+CHECKPOINT = "Topic: work\n\n## Intent\n\nDo it.\n"
+
+
+def write_checkpoint(root: Any, session_id: str, content: str = CHECKPOINT) -> Path:
+    """The session's `checkpoint.md` under the memory root `root`, holding `content` (directories
+    created); returns its path."""
     sdir = Path(root) / "sessions" / session_id
     sdir.mkdir(parents=True, exist_ok=True)
-    (sdir / "checkpoint.md").write_text(content, encoding="utf-8")
+    path = sdir / "checkpoint.md"
+    path.write_text(content, encoding="utf-8")
+    return path
+
+
+def checkpoint_memory(root: Any, session_id: str, content: str = CHECKPOINT) -> MemoryRoot:
+    """A memory root under `root` whose session has a `checkpoint.md` with `content`."""
+    write_checkpoint(root, session_id, content)
     return MemoryRoot(str(root))
 
 

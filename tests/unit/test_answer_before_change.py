@@ -25,7 +25,7 @@ from mimo_sidecar.rpc.handlers import rebuild as rebuild_handlers
 from mimo_sidecar.rpc.server import build_server
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
 from tests.harness import Harness
-from tests.unit.builders import assistant, text, tool, usage, user
+from tests.unit.builders import assistant, text, tool, usage, user, write_checkpoint
 
 SID = "ses_atomic"
 T0 = 1_700_000_000_000
@@ -40,14 +40,12 @@ def history() -> list[dict[str, Any]]:
         user("m03", text("and the parser"), created=T0 + 20),
         assistant("m04", tool("c1", "read", {"filePath": "a.ts"}, output="x" * 400), created=T0 + 30),
     ]
-    return [{"info": m.info, "parts": m.parts} for m in msgs]
+    return [m.to_json() for m in msgs]
 
 
 @pytest.fixture
 def memory_root(tmp_path: Path) -> Path:
-    sdir = tmp_path / "sessions" / SID
-    sdir.mkdir(parents=True)
-    (sdir / "checkpoint.md").write_text("# Session checkpoint\nTopic: lexer\n\nFix the lexer.\n")
+    write_checkpoint(tmp_path, SID, "# Session checkpoint\nTopic: lexer\n\nFix the lexer.\n")
     return tmp_path
 
 

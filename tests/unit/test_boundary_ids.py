@@ -18,7 +18,7 @@ from mimo_sidecar.core.ids import IdMinter, ascending_scheme, is_v1, timestamp_o
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
-from tests.unit.builders import assistant, checkpoint_memory, sized_text, text, usage, user
+from tests.unit.builders import assistant, checkpoint_memory, sized_text, sync, text, usage, user
 
 T0 = 1_790_000_000_000  # after the 26th v1 wrap (2026-08-14): v1 IDs start with low hex digits
 SID = "ses_ids"
@@ -59,7 +59,7 @@ class _Host:
         a = assistant(
             self.minter.ascending_v1("msg", t + 5), sized_text(4000), created=t + 5, tokens=usage(tokens)
         )
-        self.session.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in (u, a)]))
+        sync(self.session, [u, a])
         return u, a
 
 
@@ -104,19 +104,12 @@ def test_v2_sessions_keep_minting_v2(memory: MemoryRoot) -> None:
             user(minter.ascending("msg", T0), text("hi"), created=T0),
             assistant(minter.ascending("msg", T0 + 1), sized_text(9000), created=T0 + 1),
         ]
-        s.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in msgs]))
+        sync(s, msgs)
         assert engine.boundary_id_scheme(s) == "v2"
     mixed = Session(SID, "proj", ids_ascending=True)
     legacy = IdMinter().ascending_v1("msg", T0)
     current = IdMinter().ascending("msg", T0 + 1)  # MiMo after its v1 → v2 migration
-    mixed.apply(
-        SyncBatch(
-            upsert_messages=[
-                MessageUpsert(m.info, m.parts)
-                for m in [user(legacy, text("a"), created=T0), user(current, text("b"), created=T0 + 1)]
-            ]
-        )
-    )
+    sync(mixed, [user(legacy, text("a"), created=T0), user(current, text("b"), created=T0 + 1)])
     assert engine.boundary_id_scheme(mixed) == "v2"
     assert engine.boundary_id_scheme(Session(SID)) == "v2"
     seq = Session(SID)
@@ -132,7 +125,7 @@ def _unknown_scheme_session() -> Session:
         user("0003", text("go on"), created=T0 + 2),
         assistant("0004", sized_text(9000), created=T0 + 3),
     ]
-    s.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in msgs]))
+    sync(s, msgs)
     s.watermark = "0002"
     return s
 

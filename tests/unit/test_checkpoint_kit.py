@@ -54,7 +54,7 @@ def history(*, end_with_user: bool = False) -> list[dict[str, Any]]:
     ]
     if end_with_user:
         msgs.append(user("m05", text("and keep going"), created=T0 + 40))
-    return [{"info": m.info, "parts": m.parts} for m in msgs]
+    return [m.to_json() for m in msgs]
 
 
 def service(root: Path, config: RebuildConfig | None = None, **open_kw: Any) -> SidecarService:

@@ -12,17 +12,25 @@ from mimo_sidecar.core.config import PushCaps, RebuildConfig
 from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
-from tests.unit.builders import assistant, reasoning, text, tool, usage, user
+from mimo_sidecar.core.session import Session
+from tests.unit.builders import (
+    assistant,
+    checkpoint_memory,
+    reasoning,
+    session_of,
+    sync,
+    text,
+    tool,
+    usage,
+    user,
+)
 
 T0 = 1_700_000_000_000
 SID = "ses_demo"
 
 
 def _open(messages: list[Message], **kw) -> Session:
-    s = Session(SID, "proj1", **kw)
-    s.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in messages]))
-    return s
+    return session_of(messages, SID, "proj1", **kw)
 
 
 def _history() -> list[Message]:
@@ -55,13 +63,8 @@ def _history() -> list[Message]:
 
 @pytest.fixture
 def memory(tmp_path) -> MemoryRoot:
-    root = tmp_path / "memory"
-    sdir = root / "sessions" / SID
-    sdir.mkdir(parents=True)
-    (sdir / "checkpoint.md").write_text(
-        "# Session checkpoint\nTopic: lexer rewrite\n\n## §1 Active intent\n\nFix the lexer.\n"
-    )
-    return MemoryRoot(str(root))
+    content = "# Session checkpoint\nTopic: lexer rewrite\n\n## §1 Active intent\n\nFix the lexer.\n"
+    return checkpoint_memory(tmp_path / "memory", SID, content)
 
 
 def _stored(s: Session, watermark: str) -> Session:
@@ -208,7 +211,7 @@ def test_appending_one_message_to_5000_costs_only_that_message(memory, monkeypat
     monkeypatch.setattr(message_mod, "part_tokens", lambda p: serialized.append(p) or real_tokens(p))
     monkeypatch.setattr(watermark_mod, "element_of", lambda m: projected.append(m) or real_element(m))
     before = s.total_tokens
-    s.apply(SyncBatch(upsert_messages=[MessageUpsert(new.info, new.parts)]))
+    sync(s, [new])
     res = engine.compute(s, memory, RebuildConfig(), model=MODEL, preview=False, now_ms=T0 + 1)
     assert len(s) == 5001 and s.total_tokens == before + new.tokens
     assert serialized == new.parts  # only the new message's single part was serialized
@@ -223,16 +226,12 @@ def test_inherited_context_comes_first_until_the_child_has_a_boundary(memory, tm
     parent = _open(_history())
     child = Session("ses_child", "proj1")
     child.set_parent(parent, "m03")
-    child.apply(
-        SyncBatch(
-            upsert_messages=[
-                MessageUpsert(m.info, m.parts)
-                for m in [
-                    user("c01", text("continue in a fork"), created=T0 + 100),
-                    assistant("c02", text("ok"), created=T0 + 110, tokens=usage(2000, 10)),
-                ]
-            ]
-        )
+    sync(
+        child,
+        [
+            user("c01", text("continue in a fork"), created=T0 + 100),
+            assistant("c02", text("ok"), created=T0 + 110, tokens=usage(2000, 10)),
+        ],
     )
     assert [m.id for m in child.inherited_context()] == ["m01", "m02", "m03"]
     assert [m.id for m in child.context_view()] == ["m01", "m02", "m03", "c01", "c02"]
@@ -245,10 +244,7 @@ def test_inherited_context_comes_first_until_the_child_has_a_boundary(memory, tm
     missing.set_parent(parent, "nope")  # a watermark not in the parent view: the whole view
     assert [m.id for m in missing.inherited_context()] == [m.id for m in parent.view()]
 
-    sdir = tmp_path / "memory" / "sessions" / "ses_child"
-    sdir.mkdir(parents=True)
-    (sdir / "checkpoint.md").write_text("# Session checkpoint\nTopic: fork\n\nwork\n")
-    root = MemoryRoot(str(tmp_path / "memory"))
+    root = checkpoint_memory(tmp_path / "memory", "ses_child", "# Session checkpoint\nTopic: fork\n\nwork\n")
     res = engine.insert(
         child, root, RebuildConfig(), watermark="m02", reason="auto", now_ms=T0 + 500, minter=IdMinter()
     )

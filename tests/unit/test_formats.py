@@ -23,7 +23,7 @@ from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.ordering import id_ordering
 from mimo_sidecar.core.request_build import BuiltRequest, build_messages
-from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
+from mimo_sidecar.core.session import Session
 from tests.unit.builders import (
     assistant,
     checkpoint,
@@ -32,6 +32,8 @@ from tests.unit.builders import (
     function_call_output,
     image,
     reasoning_item,
+    session_of,
+    sync,
     text,
     thinking,
     tool,
@@ -494,13 +496,7 @@ def _cached_session() -> Session:
         "system": ["You are a coding agent."],
         "tools": [{"name": "read", "input_schema": {"type": "object"}}],
     }
-    s = Session("ses_cache", "p", request_prefix=prefix)
-    s.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in claude_code()[:9]]))
-    return s
-
-
-def _append(session: Session, msgs: list[Message]) -> None:
-    session.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in msgs]))
+    return session_of(claude_code()[:9], "ses_cache", "p", request_prefix=prefix)
 
 
 def _build_cached(session: Session) -> tuple[dict, list[dict]]:
@@ -525,7 +521,7 @@ def test_cache_breakpoints_at_most_four_and_bytes_before_each_stable_across_turn
     assert all(flat_n[i][1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"} for i in marks_n)
     assert flat_n[marks_n[0]][0] == "system" and marks_n[-1] == len(flat_n) - 1
 
-    _append(
+    sync(
         session,
         [
             assistant(

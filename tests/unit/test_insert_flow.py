@@ -13,7 +13,7 @@ from mimo_sidecar.core.config import PushCaps, RebuildConfig
 from mimo_sidecar.core.errors import DomainError, ErrorCode
 from mimo_sidecar.core.outcomes import Inserted
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
-from tests.unit.builders import assistant, reasoning, text, usage, user
+from tests.unit.builders import assistant, reasoning, text, usage, user, write_checkpoint
 
 SID = "ses_flow"
 T0 = 1_700_000_000_000
@@ -57,16 +57,13 @@ def history() -> list[dict]:
         user("m03", text("also check the parser"), created=T0 + 20),
         assistant("m04", text("tests pass"), created=T0 + 30, tokens=usage(2000, 100)),
     ]
-    return [{"info": m.info, "parts": m.parts} for m in msgs]
+    return [m.to_json() for m in msgs]
 
 
 @pytest.fixture
 def memory_root(tmp_path: Path) -> Path:
-    sdir = tmp_path / "sessions" / SID
-    sdir.mkdir(parents=True)
-    (sdir / "checkpoint.md").write_text(
-        "# Session checkpoint\nTopic: lexer rewrite\n\n## §1 Active intent\n\n" + "Fix the lexer. " * 40
-    )
+    heading = "# Session checkpoint\nTopic: lexer rewrite\n\n## §1 Active intent\n\n"
+    write_checkpoint(tmp_path, SID, heading + "Fix the lexer. " * 40)
     return tmp_path
 
 

@@ -25,7 +25,8 @@ from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch, batch_from_messages
+from mimo_sidecar.core.session import Session, batch_from_messages
+from tests.unit.builders import session_of
 from tests.unit.split_sessions import claude_code, codex, inline_signed
 from tests.unit.test_format_properties import MEMORY, SID, rebuild
 
@@ -85,10 +86,8 @@ def validate(fmt: str, messages: list[Json], prefix: Json | None, overrides: Jso
         genai.GenerateContentConfig.model_validate({k: v for k, v in prefix.items()})
 
 
-def session_of(messages: list[Message]) -> Session:
-    s = Session(SID, "p", request_prefix=PREFIX)
-    s.apply(SyncBatch(upsert_messages=[MessageUpsert(m.info, m.parts) for m in messages]))
-    return s
+def prefixed_session(messages: list[Message]) -> Session:
+    return session_of(messages, SID, "p", request_prefix=PREFIX)
 
 
 def build_and_validate(session: Session, target: Target | None = None) -> int:
@@ -113,7 +112,7 @@ def build_and_validate(session: Session, target: Target | None = None) -> int:
 @pytest.mark.parametrize("make", [claude_code, codex, inline_signed])
 @pytest.mark.parametrize("target", [None, Target(thinking=True, tool_result_media=True, given=True)])
 def test_split_sessions_validate_against_the_sdk_types(make: Any, target: Target | None) -> None:
-    assert build_and_validate(session_of(make()), target) > 0
+    assert build_and_validate(prefixed_session(make()), target) > 0
 
 
 @pytest.mark.parametrize("shape", ["inline", "anthropic", "openai"])

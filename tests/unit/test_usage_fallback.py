@@ -14,7 +14,7 @@ from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.request_size import prefix_tokens, request_tokens
-from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
+from mimo_sidecar.core.session import Session
 from mimo_sidecar.core.trigger import choose_usage, has_usage
 from tests.unit.builders import (
     assistant,
@@ -22,6 +22,7 @@ from tests.unit.builders import (
     seq_ordering,
     session_of,
     sized_text,
+    sync,
     text,
     usage,
     user,
@@ -109,16 +110,12 @@ def test_usage_from_before_the_boundary_is_never_counted_again(tmp_path) -> None
         s, memory, RebuildConfig(), watermark="a035", reason="auto", now_ms=T0 + 10_000, minter=IdMinter()
     )
     assert res.outcome == "rebuilt"
-    s.apply(
-        SyncBatch(
-            upsert_messages=[
-                MessageUpsert(m.info, m.parts)
-                for m in [
-                    user("u900", text("next"), created=T0 + 20_000),
-                    assistant("a900", text("ok"), created=T0 + 20_001),
-                ]
-            ]
-        )
+    sync(
+        s,
+        [
+            user("u900", text("next"), created=T0 + 20_000),
+            assistant("a900", text("ok"), created=T0 + 20_001),
+        ],
     )
     t = engine.decide_trigger(s, RebuildConfig(), SMALL_MODEL, None, "main")
     assert not t.usage_recovered

@@ -31,6 +31,7 @@ from typing import Any
 import orjson
 
 from ..jsjson import js_stringify
+from ..shapes import block_text
 from . import report as r
 from .cache import cache_control
 from .model import Json
@@ -51,14 +52,13 @@ class ToolSpec:
 
 
 def system_texts(system: list[Any]) -> list[str]:
+    """The non-empty texts of `requestPrefix.system`: text items as they are, other objects as JSON."""
     out = []
     for item in system:
-        if isinstance(item, str):
-            out.append(item)
-        elif isinstance(item, dict) and isinstance(item.get("text"), str):
-            out.append(item["text"])
-        elif item is not None:
-            out.append(js_stringify(item) or "")
+        text = block_text(item)
+        if text is None and item is not None:
+            text = js_stringify(item) or ""
+        out.append(text or "")
     return [t for t in out if t]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from ...core import engine
 from ...core.formats import BuildOutput, Target
 from ...core.outcomes import Built, Computed, Inserted
 from ...core.render import RenderResult
@@ -28,18 +27,6 @@ def target_of(t: w.BuildTarget | None) -> Target | None:
 
 def output_of(p: w.BuildParams | PrepareParams) -> BuildOutput:
     return BuildOutput(p.format, target_of(p.target), p.cache.ttl if p.cache else None)
-
-
-def limits_of(model: w.ModelLimits | None) -> engine.ModelLimits | None:
-    if model is None:
-        return None
-    return engine.ModelLimits(
-        model.context_window,
-        model.input_limit or 0,
-        model.max_output_tokens or engine.DEFAULT_MAX_OUTPUT_TOKENS,
-        model.provider_id or "",
-        model.model_id or "",
-    )
 
 
 def insert_request(p: w.InsertParams) -> InsertRequest:
@@ -170,7 +157,7 @@ def register(server: SidecarServer) -> None:
             p.session_id,
             agent_id=p.agent_id,
             usage=p.usage.model_dump() if p.usage else None,
-            model=limits_of(p.model),
+            model=p.model.limits() if p.model else None,
             preview=p.preview,
         )
         return compute_result(computed, p.include_text)
