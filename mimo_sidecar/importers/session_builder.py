@@ -32,7 +32,8 @@ from .errors import TranscriptError
 from .fields import Json, nonempty_str
 from .report import ImportReport
 
-# Responses items and content parts (CONTRACT-split-parts.md): `id`, when present, is the provider's.
+# Responses items and content parts (protocol.md, "Split shapes: field reference"): `id`, when present,
+# is the provider's.
 RESPONSES_ITEM_TYPES = frozenset(
     {
         "reasoning",

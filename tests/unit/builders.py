@@ -225,7 +225,7 @@ def ids(messages: list[Message]) -> list[str]:
     return [m.id for m in messages]
 
 
-# -- provider-native blocks of split shapes (CONTRACT-split-parts) -----------------------------------
+# -- provider-native blocks of split shapes (behavior.md#shapes) ------------------------------------
 def custom_tool_call(call_id: str, name: str, input: str = "") -> Json:
     """OpenAI Responses freeform tool call (Codex `apply_patch`): `input` is a plain string."""
     return {"type": "custom_tool_call", "call_id": call_id, "name": name, "input": input}

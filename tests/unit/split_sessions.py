@@ -1,4 +1,5 @@
-"""Small sessions in the split shapes of CONTRACT-split-parts, with the traps of provider-formats §B.
+"""Small sessions in the split shapes (protocol.md, "Split shapes: field reference"), with the traps of
+provider-formats.md §B.
 
 - `claude_code()`: Claude Code's records: one response stored as several assistant entries that
   share `providerMessageID` (thinking, text, tool_use, tool_use), the carrier of the first parallel

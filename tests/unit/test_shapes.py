@@ -224,7 +224,7 @@ def test_provider_id():
     assert provider_id(assistant("a1", providerMessageID="")) == "a1"
 
 
-# -- Responses freeform tools (custom_tool_call, CONTRACT-split-parts) -------------------------------
+# -- Responses freeform tools (custom_tool_call, behavior.md#shapes) ---------------------------------
 def test_custom_tool_call_is_a_use_with_its_string_input():
     patch = "*** Begin Patch\n*** Update File: a.ts\n@@\n-x\n+y\n*** End Patch"
     a = assistant("a1", custom_tool_call("call_p", "apply_patch", patch), finish="tool-calls")

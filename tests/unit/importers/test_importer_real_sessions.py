@@ -19,8 +19,8 @@ from tests.real_sessions import SUBAGENT_MARK, expected_format, real_session_fil
 from tests.unit.importers.transcripts import open_in_core
 
 ROLES = {"user", "assistant", "tool"}
-# The part vocabulary of CONTRACT-split-parts.md: MiMo's part types (behavior.md#parts), then the
-# provider-native blocks the sidecar understands in split-shape sessions.
+# The part vocabulary of protocol.md ("Split shapes: field reference"): MiMo's part types
+# (behavior.md#parts), then the provider-native blocks the sidecar understands in split-shape sessions.
 MIMO_PARTS = {
     "text", "reasoning", "file", "tool", "checkpoint", "compaction", "subtask",
     "step-start", "step-finish", "snapshot", "patch", "retry", "agent",
