@@ -18,6 +18,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
@@ -69,7 +70,11 @@ class SidecarServer(LanguageServer):
 
     # -- errors ----------------------------------------------------------------------------------
     def report_server_error(self, error: Exception, source: Any) -> None:
-        """Log only: never pop a window/showMessage in the client's UI."""
+        """Log only: never pop a window/showMessage in the client's UI. An unknown method is the
+        host's mistake (a typo, a newer protocol), already answered -32601: not a server error."""
+        if isinstance(error, JsonRpcMethodNotFound):
+            logger.info("unknown method, answered -32601: %s", error)
+            return
         logger.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
     # -- in-flight work --------------------------------------------------------------------------

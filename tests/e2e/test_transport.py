@@ -137,3 +137,11 @@ def test_failing_notification_pops_no_message_window(raw: RawClient) -> None:
     assert raw.call("session/get", {"sessionId": "after-failed-notification"})["error"]["code"] == 1001
     assert [n for n in raw.notifications if n.get("method") == "window/showMessage"] == []
     assert logged(raw, "server error (FeatureNotificationError)")
+
+
+def test_an_unknown_method_is_not_logged_as_a_server_error(raw: RawClient) -> None:
+    """A host's typo is answered -32601 and logged below ERROR (`report_server_error`)."""
+    assert error_of(raw.call("session/opne", {"sessionId": "s"}))["code"] == -32601
+    assert logged(raw, "unknown method, answered -32601: session/opne: method not found")
+    lines = [line for line in raw.stderr_text().splitlines() if "session/opne" in line]
+    assert lines and not [line for line in lines if " ERROR " in line], lines
