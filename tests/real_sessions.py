@@ -80,5 +80,15 @@ def real_session_files() -> list[Any]:
     return [pytest.param(p, id=f"{p.parent.name}/{p.name}") for p in main_session_files(root)]
 
 
+def subagent_session_files() -> list[Any]:
+    """pytest params, one per Claude Code subagent file (`<session>__subagents__agent-<id>.jsonl`),
+    or a single skipped param when the folder is absent."""
+    root = real_sessions_root()
+    if root is None:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=absent_reason()), id="real-sessions-absent")]
+    files = sorted((root / "claude").glob(f"*{SUBAGENT_MARK}*.jsonl"))
+    return [pytest.param(p, id=p.name.split(SUBAGENT_MARK)[-1]) for p in files]
+
+
 def expected_format(path: Path) -> str:
     return FORMAT_OF_FOLDER[path.parent.name]

@@ -2,7 +2,9 @@
 
 The active branch of the uuid DAG (claude_dag.py) becomes the main slice; each subagent file
 (`<session>/subagents/agent-<id>.jsonl`, or `<session>__subagents__agent-<id>.jsonl` next to the
-session) becomes the slice `agentID = <id>`. Per record (docs/importers.md has the full table):
+session) becomes the slice `agentID = <id>`. A subagent file given on its own (every message
+record a sidechain entry) is a session of its own: its thread is the main slice, under the ID
+`<session>__subagents__agent-<id>`. Per record (docs/importers.md has the full table):
 
 - `assistant` -> an assistant message per entry, ID = `uuid`, content blocks kept as parts,
   `providerMessageID` = `message.id` (the entries of one response share it), `providerID`
@@ -50,6 +52,11 @@ def subagent_files(session_file: Path) -> list[Path]:
 
 def read_claude_code(path: Path, report: ImportReport, *, tolerate_bad_lines: bool) -> SessionDraft:
     records = list(jsonl_records(path, read_bytes(path), report, tolerate_bad_lines=tolerate_bad_lines))
+    if is_subagent_transcript(records):
+        agent = _agent_id(records, path)
+        session = SessionDraft(session_id=f"{_session_id(records, path)}{SUBAGENT_SEPARATOR}agent-{agent}")
+        _FileReader(path, report, session, MAIN_AGENT, main_thread=False).read(records)
+        return session
     session = SessionDraft(session_id=_session_id(records, path))
     _FileReader(path, report, session, MAIN_AGENT, main_thread=True).read(records)
     for sub in subagent_files(path):
@@ -57,6 +64,13 @@ def read_claude_code(path: Path, report: ImportReport, *, tolerate_bad_lines: bo
         agent = _agent_id(sub_records, sub)
         _FileReader(sub, report, session, agent, main_thread=False).read(sub_records)
     return session
+
+
+def is_subagent_transcript(records: list[Record]) -> bool:
+    """A subagent's own file: it has message records and every one is a sidechain entry (a main
+    session file's thread is not; names are only hints)."""
+    messages = [rec.data for rec in records if is_message(rec.data)]
+    return bool(messages) and all(data.get("isSidechain") is True for data in messages)
 
 
 def _session_id(records: list[Record], path: Path) -> str:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from mimo_sidecar.importers import import_transcript, newest_user_ask
+from tests.real_sessions import SUBAGENT_MARK, subagent_session_files
 from tests.unit.importers.transcripts import (
     SIGNATURE,
     ClaudeLog,
@@ -294,6 +298,56 @@ def test_subagent_files_become_slices_in_both_layouts(tmp_path: Path) -> None:
         "Three modules.",
     ]
     assert messages(result.params, "d4e5f6")[1]["info"]["finish"] == "stop"
+
+
+def test_a_subagent_file_given_on_its_own_is_a_session_of_its_own(tmp_path: Path) -> None:
+    """Its sidechain entries are the main slice (in a main session file they would be skipped as
+    inline sidechain entries), under an ID of its own: its records carry the parent session's."""
+    log = ClaudeLog("0b5e5510-0000-4000-8000-00000000000a", agent="d4e5f6")
+    ask = log.user("Map the modules", parent=None)
+    log.progress("searching")
+    call = log.assistant([tool_use("toolu_s", "Grep", pattern="def ")], mid="msg_sub3")
+    carrier = log.user([tool_result("toolu_s", "three modules")])
+    reply = log.assistant([text("Three modules.")], mid="msg_sub4")
+    result = run(tmp_path, log, f"{log.session_id}__subagents__agent-d4e5f6.jsonl")
+    assert result.params["sessionId"] == f"{log.session_id}__subagents__agent-d4e5f6"
+    assert [m["info"]["id"] for m in result.params["messages"]] == [ask, call, carrier, reply]
+    assert all("agentID" not in m["info"] for m in result.params["messages"])
+    assert result.report.slices == {"main": 4}
+    assert result.report.not_imported == {"progress record": 1}
+    assert newest_user_ask(result.params) == (ask, "Map the modules")
+    nested = tmp_path / "sess" / "subagents"
+    nested.mkdir(parents=True)
+    assert run(nested, log, "agent-d4e5f6.jsonl").params == result.params  # the other layout
+
+
+@pytest.mark.parametrize("path", subagent_session_files())
+def test_a_real_subagent_file_on_its_own_is_its_slice_of_the_session(path: Path) -> None:
+    """The messages are those the session's import puts in the subagent's slice, as the main slice
+    (no `agentID`) of a session named after the file."""
+    result = import_transcript(path)
+    open_in_core(result.params)
+    assert result.report.consistent, result.report.as_dict()
+    session_file = path.with_name(path.name.split(SUBAGENT_MARK)[0] + ".jsonl")
+    whole = import_transcript(session_file).params
+    agent = path.name.removesuffix(".jsonl").rsplit("agent-", 1)[-1]
+    assert result.params["sessionId"] == f"{whole['sessionId']}{SUBAGENT_MARK}agent-{agent}"
+    own = result.params["messages"]
+    in_session = [m for m in whole["messages"] if m["info"].get("agentID") == agent]
+    assert own and [without_session_keys(m) for m in own] == [
+        without_session_keys(m) for m in in_session
+    ]
+    assert all("agentID" not in m["info"] for m in own)
+    assert newest_user_ask(result.params) is not None
+
+
+def without_session_keys(message: dict[str, Any]) -> dict[str, Any]:
+    """A message without the keys that name its session and slice."""
+    drop = ("sessionID", "agentID")
+    return {
+        "info": {k: v for k, v in message["info"].items() if k not in drop},
+        "parts": [{k: v for k, v in p.items() if k not in drop} for p in message["parts"]],
+    }
 
 
 def test_a_repeated_uuid_keeps_the_first_record(tmp_path: Path) -> None:
