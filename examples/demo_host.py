@@ -166,6 +166,7 @@ def main() -> int:
             "messages": data["messages"],
             "tasks": data["tasks"],
             "actors": data["actors"],
+            "watermark": data["watermark"],  # an earlier writer's, which the bundled checkpoint.md covers
             "requestPrefix": {"system": ["You are MiMo, a coding agent."], "tools": [{"name": "read"}]},
             "createCheckpoint": True,  # a missing checkpoint.md would be created from the template
         }
@@ -179,7 +180,7 @@ def main() -> int:
             f"estimated, opened in {1000 * (time.perf_counter() - t):.0f} ms"
         )
         kept = "kept the existing one" if not opened["checkpointCreated"] else "created it from the template"
-        say(f"  checkpoint.md: {kept}")
+        say(f"  checkpoint.md: {kept}, covering up to the stored watermark {got['watermark']}")
         before = client.request("request/build", {"sessionId": sid})
 
         heading("3. after the last step: rebuild/compute")
@@ -194,13 +195,8 @@ def main() -> int:
             f"{wm['tailTextBlocks']} messages with text)"
         )
 
-        heading("4. checkpoint writers")
-        # An earlier run's writer wrote the sample's checkpoint.md itself (the handshake).
-        earlier = data["messages"][len(data["messages"]) * 2 // 3]["info"]["id"]
-        client.request("checkpoint/writerStarted", {"sessionId": sid, "watermark": earlier})
-        client.request("checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
-        say(f"  an earlier writer succeeded: stored watermark {earlier}")
-        # Now the writer kit: prepare registers the writer and gives its one model request.
+        heading("4. a checkpoint writer")
+        # The writer kit: prepare registers the writer and gives its one model request.
         prepared = client.request("checkpoint/prepare", {"sessionId": sid, "watermark": wm["messageId"]})
         say(
             f"  checkpoint/prepare: writer registered={prepared['started']}, covering up to "

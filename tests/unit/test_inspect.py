@@ -2,11 +2,11 @@
 
 `inspect` drives the sidecar's service (open, a writer that succeeds, compute, build, insert,
 build). The reference here calls the engine directly, step by step: open a core `Session`, store
-the writer watermark, `engine.compute`, `engine.build`, the insert gate, `engine.insert`,
-`engine.build`. Every number inspect prints must equal the engine's. Both run at the same fixed
-clock (task archival and actor idle times depend on it) and read the same memory root (the
-checkpoint section names its file, so the root's path counts in the section's tokens), holding
-`checkpoint.md` from the template as inspect's temporary root does.
+the file's watermark, else the writer watermark, `engine.compute`, `engine.build`, the insert
+gate, `engine.insert`, `engine.build`. Every number inspect prints must equal the engine's. Both
+run at the same fixed clock (task archival and actor idle times depend on it) and read the same
+memory root (the checkpoint section names its file, so the root's path counts in the section's
+tokens), holding `checkpoint.md` from the template as inspect's temporary root does.
 """
 
 from __future__ import annotations
@@ -71,20 +71,22 @@ def core_run(params: dict[str, Any], model: engine.ModelLimits, memory_root: Pat
     session.apply(batch)
     writer = engine.writer_watermark(session)
     assert writer is not None
-    session.watermark = writer.id  # what a writer's success stores
+    stored = params.get("watermark") or writer.id  # the file's, else what a writer's success stores
+    session.watermark = stored
     memory, config = MemoryRoot(str(memory_root)), RebuildConfig()
     computed = engine.compute(session, memory, config, model=model, now_ms=NOW_MS)
     before = engine.build(session, memory, config, now_ms=NOW_MS).request
     assert engine.insert_gate(session, memory, config, MAIN_AGENT) is None
     inserted = engine.insert(
-        session, memory, config, watermark=writer.id, reason="auto", now_ms=NOW_MS, minter=IdMinter()
+        session, memory, config, watermark=stored, reason="auto", now_ms=NOW_MS, minter=IdMinter()
     )
     assert inserted.message is not None and inserted.render is not None
     after = engine.build(session, memory, config, now_ms=NOW_MS).request
     boundary = session.get(inserted.message["info"]["id"])
     assert boundary is not None
     return {
-        "watermark": writer.id,
+        "watermark": stored,
+        "watermark_source": "file" if params.get("watermark") else "writer",
         "computed": computed,
         "before": before,
         "inserted": inserted,
@@ -108,8 +110,8 @@ def assert_matches_the_core(data: dict[str, Any], ref: dict[str, Any]) -> None:
         "warnings": list(t.warnings),
     }
     w = computed.watermark
-    assert data["watermark"]["messageId"] == ref["watermark"] == w.id
-    assert data["watermark"]["source"] == "writer"
+    assert data["watermark"]["messageId"] == ref["watermark"]
+    assert data["watermark"]["source"] == ref["watermark_source"]
     assert data["rebuild"]["statusText"] == texts.OUTCOME_TEXTS["rebuilt"]
     assert data["watermark"]["writer"] == {
         "messageId": w.id,
@@ -183,12 +185,20 @@ def assert_matches_the_core(data: dict[str, Any], ref: dict[str, Any]) -> None:
 
 
 # -- the bundled sample ----------------------------------------------------------------------------
+@pytest.mark.parametrize("stored", [True, False], ids=["its-stored-watermark", "without-one"])
 def test_json_on_the_sample_is_the_cores_own_numbers(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, stored: bool
 ) -> None:
+    """The sample as bundled rebuilds from its stored watermark; without one, from the watermark a
+    writer starting now would cover."""
     params = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    path = SAMPLE
+    if not stored:
+        del params["watermark"]
+        path = tmp_path / "no-watermark.json"
+        path.write_text(json.dumps(params), encoding="utf-8")
     root = template_root(tmp_path, params["sessionId"])
-    data = inspect_json(capsys, str(SAMPLE), "--memory-root", str(root))
+    data = inspect_json(capsys, str(path), "--memory-root", str(root))
     m = params.pop("model")
     model = engine.ModelLimits(m["contextWindow"], 0, m["maxOutputTokens"], m["providerId"], m["modelId"])
     assert_matches_the_core(data, core_run(params, model, root))
@@ -230,13 +240,14 @@ def test_window_and_watermark_options(capsys: pytest.CaptureFixture[str]) -> Non
     wide = inspect_json(capsys, str(SAMPLE), "--window", "1,000,000")
     assert wide["model"]["source"] == "option" and wide["model"]["contextWindow"] == 1_000_000
     assert wide["trigger"]["usable"] == 900_000 and not wide["trigger"]["shouldRebuild"]
-    writer_index = base["watermark"]["writer"]["index"]
+    stored_index = base["watermark"]["indexInView"]
     params = json.loads(SAMPLE.read_text(encoding="utf-8"))
     main = [m for m in params["messages"] if m["info"].get("agentID", "main") == "main"]
-    earlier = main[writer_index - 40]["info"]["id"]
+    assert main[stored_index]["info"]["id"] == params["watermark"] == base["watermark"]["messageId"]
+    earlier = main[stored_index - 40]["info"]["id"]
     moved = inspect_json(capsys, str(SAMPLE), "--watermark", earlier)
     assert moved["watermark"]["messageId"] == earlier and moved["watermark"]["source"] == "option"
-    assert moved["watermark"]["indexInView"] == writer_index - 40
+    assert moved["watermark"]["indexInView"] == stored_index - 40
     assert moved["rebuild"]["outcome"] == "rebuilt"
     assert (
         moved["request"]["before"]["afterWatermarkTokens"] > base["request"]["before"]["afterWatermarkTokens"]
@@ -248,6 +259,7 @@ def test_a_given_memory_root_is_read_and_left_as_it_was(capsys: pytest.CaptureFi
     snapshot = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
     data = inspect_json(capsys, str(SAMPLE), "--memory-root", str(root))
     assert data["memory"] == {"root": str(root), "temporary": False, "checkpoint": "present"}
+    assert data["watermark"]["source"] == "file"  # where the bundled checkpoint.md ends, as in the demo
     checkpoint = next(s for s in data["rebuild"]["report"]["sections"] if s["key"] == "checkpoint")
     assert checkpoint["present"] and checkpoint["path"].startswith(str(root))
     assert checkpoint["tokens"] > 1000  # the sample's own checkpoint, not the template

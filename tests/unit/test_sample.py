@@ -72,6 +72,16 @@ def test_ids_ascend_and_times_increase(data: dict[str, Any]) -> None:
     assert created == sorted(set(created))
 
 
+def test_the_stored_watermark_has_the_afternoon_after_it(data: dict[str, Any]) -> None:
+    """What the bundled checkpoint.md covers: a main-slice message with user turns after it (the
+    afternoon the rebuild keeps in the boundary)."""
+    main = [m["info"] for m in data["messages"] if "agentID" not in m["info"]]
+    ids = [i["id"] for i in main]
+    assert data["watermark"] in ids
+    after = main[ids.index(data["watermark"]) + 1 :]
+    assert any(i["role"] == "user" for i in after) and after[-1]["role"] == "assistant"
+
+
 def test_tasks_and_actors_the_readme_promises(data: dict[str, Any]) -> None:
     statuses = {t["id"]: t["status"] for t in data["tasks"]}
     assert {"done", "blocked", "in_progress"} <= set(statuses.values())
@@ -93,7 +103,7 @@ def test_standin_writer_updates_the_sample_checkpoint(data: dict[str, Any], chec
     """The demo's writer: the stand-in over the writer request, from the checkpoint's end to the end."""
     main = [Message(m["info"], m["parts"]) for m in data["messages"] if "agentID" not in m["info"]]
     built = build_messages(main, collapse_tail=False, ordering=id_ordering(), reminder=None)
-    since = data["messages"][len(data["messages"]) * 2 // 3]["info"]["id"]  # what the demo stores
+    since = data["watermark"]  # the sample's stored watermark, which its checkpoint.md covers
     got = standin_checkpoint(built.messages, checkpoint, sources=built.sources, since=since)
     assert checkpoint_topic(got) == checkpoint_topic(checkpoint)  # kept, not rewritten
     for n in (2, 4, 5, 6, 7, 8, 9):  # the list sections keep every bullet of the current file
