@@ -214,6 +214,11 @@ class Session:
         start = self.view_start(agent_id)
         return ListWindow(listing.msgs, listing.index(start) if start is not None else 0)
 
+    def listed_after(self, message: Message) -> ListWindow:
+        """The messages of `message`'s slice listed after it (it must be listed), without a copy."""
+        listing = self._by_agent[message.agent_id]
+        return ListWindow(listing.msgs, listing.index(message) + 1)
+
     def view_with(self, boundary: Message) -> list[Message]:
         """The view of the boundary's slice as it would be once `boundary` is inserted (it is not).
 
