@@ -41,6 +41,11 @@ class MessageUpsert:
 class PartUpsert:
     message_id: str
     part: Json
+    # Where the host put them within the item, so that an error names what it sent: the part
+    # under `part` (or the item itself, a bare part), the message ID in the wrapper's `messageId`
+    # (or the part's `messageID`).
+    part_field: FieldPath = ("part",)
+    message_id_field: FieldPath = ("messageId",)
 
 
 @dataclass
@@ -321,23 +326,20 @@ class Session:
                 _validate_part(part, (messages_field, i, "parts", j), require_id=False)
         removed = set(batch.remove_messages)
         for i, pu in enumerate(batch.upsert_parts):
-            where = ("upsertParts", i)
+            named_by: FieldPath = ("upsertParts", i, *pu.message_id_field)
             if pu.message_id not in self._messages and pu.message_id not in incoming:
-                raise DomainError(
-                    ErrorCode.MESSAGE_NOT_FOUND,
-                    texts.no_message(pu.message_id),
-                    where,
-                    within=("part", "messageID"),
-                )
+                raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(pu.message_id), named_by)
             if pu.message_id in removed:
-                raise DomainError(INVALID, texts.message_also_removed(pu.message_id), where)
-            _validate_part(pu.part, (*where, "part"), require_id=True)
+                raise DomainError(INVALID, texts.message_also_removed(pu.message_id), named_by)
+            _validate_part(pu.part, ("upsertParts", i, *pu.part_field), require_id=True)
         for i, mid in enumerate(batch.remove_messages):
             if mid not in self._messages and mid not in incoming:
                 raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(mid), ("removeMessages", i))
         for i, (mid, _pid) in enumerate(batch.remove_parts):
             if mid not in self._messages and mid not in incoming:
-                raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(mid), ("removeParts", i))
+                raise DomainError(
+                    ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(mid), ("removeParts", i, "messageId")
+                )
         for name, items in (("tasks", batch.tasks), ("actors", batch.actors)):
             for i, item in enumerate(items or []):
                 if not isinstance(item, dict):

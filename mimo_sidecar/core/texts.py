@@ -436,6 +436,10 @@ def not_in_main_view(message_id: str | None) -> str:
     return f"message {message_id!r} is not in the main view"
 
 
+def writer_end_not_in_main_view(message_id: str | None) -> str:
+    return f"the in-flight writer's watermark {message_id!r} is not in the main view"
+
+
 def writer_watermark_mismatch(given: str, in_flight: str | None) -> str:
     return (
         f"{given!r} is not the watermark of the writer in flight ({in_flight!r}); "

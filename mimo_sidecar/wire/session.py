@@ -9,8 +9,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    Field,
+    ModelWrapValidatorHandler,
+    PlainValidator,
+    PrivateAttr,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
 from ..core.words import WriterOutcome, WriterStartState
 from .common import HostObject, Json, MessageId, NonEmptyStr, Params, Result, Revision, Role, SessionId
@@ -171,13 +179,20 @@ class PartUpsert(Params):
 
     message_id: MessageId | None = Field(None, description="Owning message; defaults to `part.messageID`.")
     part: StreamedPart
+    _bare: bool = PrivateAttr(False)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _accept_bare_part(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "part" not in data and "type" in data:
-            return {"part": data}
-        return data
+    def _accept_bare_part(cls, data: Any, handler: ModelWrapValidatorHandler[PartUpsert]) -> PartUpsert:
+        if not (isinstance(data, dict) and "part" not in data and "type" in data):
+            return handler(data)
+        try:
+            upsert = handler({"part": data})
+        except ValidationError as err:  # the paths of what the host sent: no `part` key in between
+            unwrapped = [_unwrapped(e) for e in err.errors()]
+            raise ValidationError.from_exception_data(err.title, unwrapped) from None
+        upsert._bare = True
+        return upsert
 
     @model_validator(mode="after")
     def _resolve_message_id(self) -> PartUpsert:
@@ -197,6 +212,27 @@ class PartUpsert(Params):
     @property
     def target(self) -> str:
         return self.message_id if self.message_id is not None else str(self.part.messageID)
+
+    @property
+    def part_field(self) -> tuple[str, ...]:
+        """Where the part is within the item: under `part`, or the item itself (a bare part)."""
+        return () if self._bare else ("part",)
+
+    @property
+    def message_id_field(self) -> tuple[str, ...]:
+        """The key within the item that named the message: the wrapper's, else the part's."""
+        return ("messageId",) if self.message_id is not None else (*self.part_field, "messageID")
+
+
+def _unwrapped(error: ErrorDetails) -> InitErrorDetails:
+    """A bare part's validation error with the `part` key the sidecar wrapped it in taken out of
+    its path."""
+    loc = error["loc"][1:] if error["loc"][:1] == ("part",) else error["loc"]
+    return {
+        "type": PydanticCustomError(error["type"], error["msg"]),
+        "loc": loc,
+        "input": error["input"],
+    }
 
 
 class PartRef(Params):

@@ -144,8 +144,8 @@ async def test_atomic_batch_rejection(client: LanguageClient) -> None:
             ],
         },
     )
-    assert err.code == 1003 and err.data["field"] == "upsertParts.1"
-    assert err.message.startswith("session/sync: upsertParts.1.part.messageID")
+    assert err.code == 1003 and err.data["field"] == "upsertParts.1.messageId"
+    assert err.message == "session/sync: upsertParts.1.messageId: no message 'msg_nowhere'"
     assert await get(client, "atomic") == before
     # schema rejection: the second message has no role
     err = await rpc_error(
@@ -194,6 +194,37 @@ async def test_invalid_params_name_the_field(client: LanguageClient) -> None:
         {"sessionId": "invalid", "upsertParts": [{"part": {"id": "p", "type": "text"}}]},
     )
     assert "upsertParts.0: messageId is required when part.messageID is absent" in err.message
+
+
+NOPE_PART = {"id": "p", "type": "text", "messageID": "msg_nope"}
+
+
+@pytest.mark.parametrize(
+    ("item", "field"),
+    [
+        ({"messageId": "msg_nope", "part": NOPE_PART}, "messageId"),
+        ({"part": NOPE_PART}, "part.messageID"),
+        (NOPE_PART, "messageID"),  # a bare part
+    ],
+)
+async def test_an_unknown_message_is_named_where_the_host_named_it(
+    client: LanguageClient, item: dict[str, Any], field: str
+) -> None:
+    """The message and `data.field` name one path: the key the host sent the message ID in."""
+    await rpc(client, "session/open", {"sessionId": f"where-{field}"})
+    err = await rpc_error(client, "session/sync", {"sessionId": f"where-{field}", "upsertParts": [item]})
+    assert err.code == 1003 and err.data["field"] == f"upsertParts.0.{field}"
+    assert err.message == f"session/sync: upsertParts.0.{field}: no message 'msg_nope'"
+
+
+async def test_a_bare_part_is_checked_at_its_own_paths(client: LanguageClient) -> None:
+    await rpc(client, "session/open", {"sessionId": "bare"})
+    err = await rpc_error(
+        client, "session/sync", {"sessionId": "bare", "upsertParts": [{"type": "text", "messageID": "m"}]}
+    )
+    assert err.code == -32602
+    assert err.message == "session/sync: invalid params: upsertParts.0.id: Field required"
+    assert [e["field"] for e in err.data["errors"]] == ["upsertParts.0.id"]
 
 
 async def test_nested_jsonrpc_object_is_plain_data(client: LanguageClient) -> None:

@@ -69,7 +69,7 @@ def test_batch_with_a_bad_second_item_changes_nothing() -> None:
     with pytest.raises(DomainError) as exc:
         s.apply(bad)
     assert exc.value.code.value == "message-not-found"
-    assert exc.value.path == "upsertParts.1"
+    assert exc.value.path == "upsertParts.1.messageId"
     assert snapshot(s) == before
 
 
@@ -104,7 +104,29 @@ def test_batch_with_a_bad_second_item_changes_nothing() -> None:
                 upsert_parts=[PartUpsert(mid(1), text_part(mid(1), "p2", "x"))], remove_messages=[mid(1)]
             ),
             "invalid-session-data",
-            "upsertParts.0",
+            "upsertParts.0.messageId",
+        ),
+        (
+            SyncBatch(upsert_parts=[PartUpsert("nope", text_part("nope", "p2", "x"))]),
+            "message-not-found",
+            "upsertParts.0.messageId",
+        ),
+        (
+            SyncBatch(
+                upsert_parts=[PartUpsert("nope", text_part("nope", "p2", "x"), (), ("messageID",))]
+            ),  # a bare part naming its message
+            "message-not-found",
+            "upsertParts.0.messageID",
+        ),
+        (
+            SyncBatch(upsert_parts=[PartUpsert(mid(1), {"type": "text"}, ())]),
+            "invalid-session-data",
+            "upsertParts.0.id",
+        ),
+        (
+            SyncBatch(remove_parts=[(mid(1), "p1"), ("nope", "p1")]),
+            "message-not-found",
+            "removeParts.1.messageId",
         ),
     ],
 )
@@ -114,6 +136,7 @@ def test_invalid_batches_are_rejected_whole(batch: SyncBatch, code: str, field: 
     with pytest.raises(DomainError) as exc:
         s.apply(batch)
     assert (exc.value.code.value, exc.value.path) == (code, field)
+    assert exc.value.message.startswith(f"{field}: ")  # the message names the same field
     assert snapshot(s) == before
 
 
