@@ -18,7 +18,7 @@ from typing import Any, overload
 
 from . import texts
 from .errors import DomainError, ErrorCode, FieldPath
-from .message import Json, Message
+from .message import Json, Message, created_problem
 from .ordering import Ordering, is_mimo_v2_message_id
 from .words import MAIN_AGENT, WriterOutcome
 
@@ -546,7 +546,7 @@ def _validate_info(info: Json, where: FieldPath) -> None:
     if t is not None and not isinstance(t, dict):
         raise DomainError(INVALID, texts.OBJECT_REQUIRED, (*where, "time"))
     created = t.get("created") if isinstance(t, dict) else None
-    if created is not None and (not isinstance(created, (int, float)) or isinstance(created, bool)):
+    if created is not None and created_problem(created) is not None:
         raise DomainError(INVALID, texts.MILLISECONDS_REQUIRED, (*where, "time", "created"))
     agent = info.get("agentID")
     if agent is not None and not isinstance(agent, str):

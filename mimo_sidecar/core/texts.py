@@ -378,7 +378,7 @@ NON_EMPTY_STRING_REQUIRED = "a non-empty string is required"
 OBJECT_REQUIRED = "an object is required"
 STRING_REQUIRED = "a string is required"
 ROLE_REQUIRED = "must be 'user', 'assistant' or 'tool'"
-MILLISECONDS_REQUIRED = "a number of milliseconds is required"
+MILLISECONDS_REQUIRED = "a non-negative integer number of milliseconds is required"
 PART_ID_REQUIRED = "a non-empty string is required to upsert a part"
 
 

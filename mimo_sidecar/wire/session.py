@@ -18,8 +18,9 @@ from pydantic import (
     WithJsonSchema,
     model_validator,
 )
-from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError, PydanticKnownError
 
+from ..core.message import MAX_CREATED_MS, created_problem
 from ..core.words import WriterOutcome, WriterStartState
 from .common import HostObject, Json, MessageId, NonEmptyStr, Params, Result, Revision, Role, SessionId
 
@@ -28,14 +29,63 @@ from .common import HostObject, Json, MessageId, NonEmptyStr, Params, Result, Re
 # ---------------------------------------------------------------------------------------------
 
 
+# pydantic's own error types for an integer field, with their bounds.
+_CREATED_ERRORS: dict[str, tuple[str, dict[str, int]]] = {
+    "type": ("int_type", {}),
+    "fraction": ("int_from_float", {}),
+    "negative": ("greater_than_equal", {"ge": 0}),
+    "too-large": ("less_than_equal", {"le": MAX_CREATED_MS}),
+}
+
+
+def _message_time(value: Any) -> Any:
+    """`info.time`: an object whose `created`, when present, is as behavior.md#messages defines it
+    (`created_problem`); its other keys are the host's. Checked without a model per message, which
+    would double what `session/open` spends validating."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise PydanticKnownError("dict_type")
+    created = value.get("created")
+    problem = None if created is None else created_problem(created)
+    if problem is not None:
+        kind, bounds = _CREATED_ERRORS[problem]
+        error: InitErrorDetails = {"type": kind, "loc": ("created",), "input": created, "ctx": bounds}
+        raise ValidationError.from_exception_data("time", [error])
+    return value
+
+
+MessageTime = Annotated[
+    Any,
+    PlainValidator(_message_time),
+    WithJsonSchema(
+        {
+            "type": ["object", "null"],
+            "properties": {
+                "created": {
+                    "type": ["integer", "null"],
+                    "minimum": 0,
+                    "maximum": MAX_CREATED_MS,
+                    "description": "Creation time: milliseconds since the epoch, a non-negative integer (an "
+                    "integral number such as `1767225600000.0` counts) up to 2^53 − 1 "
+                    "(behavior.md#messages).",
+                }
+            },
+            "additionalProperties": True,
+        }
+    ),
+]
+
+
 class MessageInfo(HostObject):
-    """A message's `info` object (behavior.md#messages). Only `id`, `role` and `agentID` are checked here;
-    `time.created` is checked by the session; every other key is kept and counted."""
+    """A message's `info` object (behavior.md#messages). Only `id`, `role`, `agentID` and `time` (an object,
+    its `created` an integer of milliseconds) are checked; every other key is kept and counted."""
 
     id: MessageId = Field(description="Message ID (behavior.md#ordering, behavior.md#ids).")
     role: Role = Field(description="`user` or `assistant`; split shapes may also use `tool` "
                                    "(behavior.md#shapes).")
     agentID: str | None = Field(None, description="Agent slice; absent means `main`.")
+    time: MessageTime = Field(None, description="When the message was created (and completed).")
 
 
 class Part(HostObject):
