@@ -348,6 +348,16 @@ async def test_writer_request_is_the_view_up_to_its_watermark(rb: LanguageClient
     assert err.value.code == 1003 and "upTo" in err.value.message
 
 
+def tool_outputs(built: dict[str, Any]) -> dict[str, Any]:
+    """Each tool's result output in an `ai-sdk` request, by tool name."""
+    return {
+        c["toolName"]: c["output"]["value"]
+        for m in built["messages"]
+        if m["role"] == "tool"
+        for c in m["content"]
+    }
+
+
 async def test_compacted_results_after_digest_show_the_placeholder(rb: LanguageClient):
     sid = "placeholder"
     await open_session(rb, sid)
@@ -356,13 +366,7 @@ async def test_compacted_results_after_digest_show_the_placeholder(rb: LanguageC
     assert res["outcome"] == "rebuilt" and len(res["compacted"]) == 2
     built = await call(rb, "request/build", {"sessionId": sid})
     assert "m04" in built["sources"] and built["collapsedMessageIds"] == []
-    outputs = {
-        c["toolName"]: c["output"]["value"]
-        for m in built["messages"]
-        if m["role"] == "tool"
-        for c in m["content"]
-    }
-    assert outputs == {
+    assert tool_outputs(built) == {
         "read": texts.CLEARED_TOOL_RESULT,
         "bash": texts.CLEARED_TOOL_RESULT,
         "task": "T1 in_progress",
@@ -436,13 +440,7 @@ async def test_the_session_tool_name_map_clears_results_marked_by_call_id(rb: La
         texts.unmapped_tool_results({"mcp__db__query": 1})  # TodoWrite is mapped onto a kept tool
     ]
     built = await call(rb, "request/build", {"sessionId": sid})
-    outputs = {
-        c["toolName"]: c["output"]["value"]
-        for m in built["messages"]
-        if m["role"] == "tool"
-        for c in m["content"]
-    }
-    assert outputs == {
+    assert tool_outputs(built) == {
         "Read": texts.CLEARED_TOOL_RESULT,
         "Bash": texts.CLEARED_TOOL_RESULT,
         "mcp__db__query": "1",
