@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,13 +138,19 @@ def test_prose_lines_skip_recorded_examples(tmp_path: Path) -> None:
     assert prose_lines(doc) == [(1, f"before {SECTION}1"), (5, "after")]
 
 
-def test_no_citation_of_the_external_spec_remains() -> None:
+def lines_citing(find: Callable[[str], list[str]]) -> list[str]:
+    """`path:line: what` for every prose line of the scope in which `find` finds something."""
     left: list[str] = []
     for path in scoped_files():
         for lineno, line in prose_lines(path):
-            found = spec_citations(line)
+            found = find(line)
             if found:
                 left.append(f"{path.relative_to(ROOT)}:{lineno}: {', '.join(found)}")
+    return left
+
+
+def test_no_citation_of_the_external_spec_remains() -> None:
+    left = lines_citing(spec_citations)
     assert left == [], f"{len(left)} line(s) still cite the external spec:\n" + "\n".join(left[:50])
 
 
@@ -173,10 +180,5 @@ def test_outside_reference_filter() -> None:
 
 
 def test_no_reference_to_a_document_outside_the_repository() -> None:
-    left: list[str] = []
-    for path in scoped_files():
-        for lineno, line in prose_lines(path):
-            found = outside_references(line)
-            if found:
-                left.append(f"{path.relative_to(ROOT)}:{lineno}: {', '.join(found)}")
+    left = lines_citing(outside_references)
     assert left == [], f"{len(left)} line(s) cite a document outside the repository:\n" + "\n".join(left[:50])
