@@ -214,7 +214,8 @@ def build_boundary(
     """behavior.md#boundary-message: the boundary `{info, parts}`; raises ValueError on an empty rendered
     text.
 
-    IDs not given are minted in `id_scheme` (the host's ascending scheme, issue 10 item 6)."""
+    IDs not given are minted in `id_scheme` (the host's ascending scheme,
+    behavior.md#id-host-scheme)."""
     if not rendered_text:
         raise ValueError("an empty rebuild text must not be inserted (behavior.md#insert-steps)")
     mid = message_id if message_id is not None else minter.mint("msg", now_ms, id_scheme)

@@ -123,9 +123,17 @@ class ParentContext(Params):
 
 
 class OpenParams(Params):
-    session_id: SessionId
-    project_id: NonEmptyStr | None = Field(None, description="The project's ID (memory lookup, "
-                                                             "behavior.md#memory-layout).")
+    session_id: SessionId = Field(
+        description="The host's session ID. It names the session's memory directory, "
+        "`<memoryRoot>/sessions/<sessionId>/` (behavior.md#memory-layout), so it must be usable as one "
+        "directory name: not `.` or `..`, no `/` (nor `\\` on Windows), no NUL; any other character, a "
+        "space included, is fine. Error 1005 otherwise."
+    )
+    project_id: NonEmptyStr | None = Field(
+        None,
+        description="The project's ID: its memory is `<memoryRoot>/projects/<projectId>/` "
+        "(behavior.md#memory-layout). The rule of `sessionId` applies (error 1005).",
+    )
     messages: list[Message] = Field(
         default_factory=list,
         description="The session's history, registered in list order, which must be creation order "

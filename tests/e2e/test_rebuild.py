@@ -1,4 +1,4 @@
-"""The rebuild over the wire (issue 4): compute, insert with the writer wait, status, build."""
+"""The rebuild over the wire: compute, insert with the writer wait, status, build."""
 
 from __future__ import annotations
 

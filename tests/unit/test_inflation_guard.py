@@ -1,4 +1,4 @@
-"""The inflation guard (issue 11 item 5) and the request sizes it compares.
+"""The inflation guard (behavior.md#inflation-guard) and the request sizes it compares.
 
 A rebuild whose boundary plus the remaining view would not be smaller than the request it replaces
 is refused with outcome `no-gain`, both sizes reported, nothing changed. `checkpoint.inflation_guard`

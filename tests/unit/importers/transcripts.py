@@ -1,6 +1,6 @@
 """Small synthetic transcripts in each tool's on-disk shape, for the importer tests.
 
-Written from the field descriptions of provider-formats.md §B, in our own words: no content of a
+Written from the field descriptions of docs/importers.md, in our own words: no content of a
 real session is copied here. Each builder appends records and writes them where a test wants.
 """
 
