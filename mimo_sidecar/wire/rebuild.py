@@ -19,7 +19,7 @@ from ..core.words import (
     UsageSource,
     WaitResult,
 )
-from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId
+from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId, ToolNameMap
 
 NonNegative = Annotated[int, Field(ge=0)]
 AgentId = Annotated[
@@ -327,14 +327,26 @@ class InsertParams(Params):
     model: TurnModel | None = Field(
         None, description="The turn's model; default: from the last user message."
     )
-    tool_name_map: dict[str, str] | None = Field(
-        None, description="Host tool names → the canonical compactable names (behavior.md#compactable-tools)."
+    tool_name_map: ToolNameMap | None = Field(
+        None,
+        description="Host tool names onto MiMo's for this insert (behavior.md#compactable-tools), merged "
+        "over the session's map (`session/open`, `session/sync`): an entry here wins for a name both map.",
     )
 
 
 class CompactedPart(Result):
-    message_id: MessageId
-    part_id: str | None = Field(None, description="The marked part; absent for a part without an ID.")
+    """One compaction mark: set `time.compacted = compactedAt` on the part it names (protocol.md, "Host
+    obligations")."""
+
+    message_id: MessageId = Field(
+        description="The message holding the marked part (the carrier in split shapes)."
+    )
+    call_id: NonEmptyStr = Field(
+        description="The logical call whose result was marked, in every shape: the inline `tool` part's "
+        "`callID`, the `tool_result`'s `tool_use_id`, the Responses output's `call_id`, the Chat tool "
+        "message's `info.tool_call_id`."
+    )
+    part_id: str | None = Field(None, description="The marked part's `id`; absent for a part without one.")
     compacted_at: int = Field(description="The `time.compacted` value set (ms).")
 
 

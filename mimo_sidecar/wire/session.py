@@ -13,7 +13,18 @@ from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
 from ..core.words import WriterOutcome, WriterStartState
-from .common import HostObject, Json, MessageId, NonEmptyStr, Params, Result, Revision, Role, SessionId
+from .common import (
+    HostObject,
+    Json,
+    MessageId,
+    NonEmptyStr,
+    Params,
+    Result,
+    Revision,
+    Role,
+    SessionId,
+    ToolNameMap,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Host data
@@ -152,6 +163,13 @@ class OpenParams(Params):
         description="Declare that this session's message IDs sort in creation order as plain strings "
         "(ID mode, behavior.md#creation-order).",
     )
+    tool_name_map: ToolNameMap = Field(
+        default_factory=dict,
+        description="The host's tool names onto MiMo's, for microcompaction (behavior.md#compactable-tools): "
+        "`{\"Read\": \"read\", \"Bash\": \"bash\"}`. A name mapped onto one of the 12 compactable names has "
+        "its old results cleared; a name mapped onto any other name is kept (and not reported as unmapped). "
+        "Every `rebuild/insert` of the session uses it; an insert's own `toolNameMap` entries win.",
+    )
     create_checkpoint: bool = Field(
         False,
         description="Create the session's checkpoint.md from the template when it is missing (never "
@@ -227,6 +245,9 @@ class SyncParams(Params):
     remove_parts: list[PartRef] = Field(default_factory=list, description="Parts to forget.")
     tasks: HostList | None = Field(None, description="Replaces the whole task list when present.")
     actors: HostList | None = Field(None, description="Replaces the whole actor list when present.")
+    tool_name_map: ToolNameMap | None = Field(
+        None, description="Replaces the session's whole tool-name map when present (`{}` clears it)."
+    )
 
 
 class SyncResult(Result):

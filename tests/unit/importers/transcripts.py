@@ -35,7 +35,9 @@ def open_in_core(params: Json) -> Session:
     session = Session(
         params["sessionId"], params.get("projectId"), request_prefix=params.get("requestPrefix")
     )
-    session.apply(batch_from_messages(params["messages"]))
+    batch = batch_from_messages(params["messages"])
+    batch.tool_name_map = dict(params.get("toolNameMap") or {})
+    session.apply(batch)
     return session
 
 
