@@ -20,15 +20,21 @@ now_ms` field, set on a *copy* of the part that holds the result; the copy repla
   `part["time"]["compacted"]`. A tool-role message without a text part cannot be marked and is
   skipped.
 
-`request_build` reads the mark back from the same places.
+`request_build` reads the mark back from the same places. Each reported mark names its message, the
+logical call's ID (in every shape) and the marked part's `id` when it has one.
+
+Tool names are the host's, read through a tool-name map onto MiMo's (behavior.md#compactable-tools). A
+completed result left uncleared only because its name is neither compactable, nor one of MiMo's kept tools
+(`KEPT_TOOLS`), nor mapped is counted by name, so that the insert can say so.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 from . import texts
@@ -59,6 +65,10 @@ COMPACTABLE = frozenset(
         "codesearch",
     }
 )
+# behavior.md#microcompaction-rule (4): MiMo's tools whose results later turns refer to. Never
+# compacted, like every name outside COMPACTABLE, but by design: a result of one of them is not
+# reported as left uncleared for want of a mapped name.
+KEPT_TOOLS = frozenset({"actor", "task", "question", "skill", "memory", "todowrite"})
 
 # =============================================================================================
 # behavior.md#classify classify
@@ -238,7 +248,8 @@ def build_boundary(
     """behavior.md#boundary-message: the boundary `{info, parts}`; raises ValueError on an empty rendered
     text.
 
-    IDs not given are minted in `id_scheme` (the host's ascending scheme, issue 10 item 6)."""
+    IDs not given are minted in `id_scheme` (the host's ascending scheme,
+    behavior.md#id-host-scheme)."""
     if not rendered_text:
         raise ValueError("an empty rebuild text must not be inserted (behavior.md#insert-steps)")
     mid = message_id if message_id is not None else minter.mint("msg", now_ms, id_scheme)
@@ -262,7 +273,11 @@ def build_boundary(
 # =============================================================================================
 @dataclass(frozen=True)
 class CompactMark:
+    """A mark as an insert reports it: the message holding the marked part, the logical call whose
+    result it is (`callId`: found in every shape), the part's own `id` when it has one, the time set."""
+
     message_id: str
+    call_id: str
     part_id: str | None
     compacted_at: int
 
@@ -297,11 +312,12 @@ def _with_compacted(holder: Json, now_ms: int) -> Json:
 @dataclass(frozen=True)
 class PlannedMark:
     """A compaction mark microcompaction would set: on `message.parts[index]` (the part holding
-    the result), in its `state` for an inline tool part, else on the part itself."""
+    the result of call `call_id`), in its `state` for an inline tool part, else on the part itself."""
 
     message: Message
     index: int
     inline: bool
+    call_id: str
 
     @property
     def part(self) -> Json:
@@ -309,7 +325,7 @@ class PlannedMark:
 
     def compact_mark(self, now_ms: int) -> CompactMark:
         """The mark as an insert reports it (before or after it is set)."""
-        return CompactMark(self.message.id, self.part.get("id"), now_ms)
+        return CompactMark(self.message.id, self.call_id, self.part.get("id"), now_ms)
 
     def marked(self, now_ms: int) -> Json:
         """A copy of the part carrying the mark (the host's dicts are never mutated)."""
@@ -317,6 +333,16 @@ class PlannedMark:
         if self.inline:
             return {**part, "state": _with_compacted(part["state"], now_ms)}
         return _with_compacted(part, now_ms)
+
+
+@dataclass(frozen=True)
+class MicrocompactionPlan:
+    """What microcompaction would do: the marks, and the completed results after the threshold it
+    leaves only because their tool's name is neither compactable, nor one of MiMo's kept tools,
+    nor in the tool-name map (name -> how many), for the insert's warning."""
+
+    marks: list[PlannedMark] = field(default_factory=list)
+    unmapped: dict[str, int] = field(default_factory=dict)
 
 
 def _apply(mark: PlannedMark, now_ms: int, on_change: OnChange | None) -> CompactMark:
@@ -336,7 +362,7 @@ def cleared_value(part: Json) -> Any:
         return state.get("output") if isinstance(state, dict) else None
     if ptype == "tool_result":
         return part.get("content")
-    if ptype == "function_call_output":
+    if ptype in ("function_call_output", "custom_tool_call_output"):
         return part.get("output")
     return part.get("text") if ptype == "text" else None
 
@@ -349,13 +375,34 @@ def is_marked(part: Json) -> bool:
     return _is_compacted(part)
 
 
-def _inline_candidate(part: Json, names: Mapping[str, str]) -> bool:
-    state = part.get("state")
-    if part.get("type") != "tool" or not isinstance(state, dict):
+class _ToolNames:
+    """The host's tool names read through its map (behavior.md#compactable-tools), counting the
+    names that are neither compactable nor kept by design nor mapped."""
+
+    def __init__(self, tool_name_map: Mapping[str, str] | None) -> None:
+        self.map = tool_name_map or {}
+        self.unmapped: Counter[str] = Counter()
+
+    def compactable(self, name: str) -> bool:
+        """Whether a completed, unmarked result of tool `name` is cleared; one that is not is
+        counted when only its unknown, unmapped name keeps it."""
+        if self.map.get(name, name) in COMPACTABLE:
+            return True
+        if name not in self.map and name not in KEPT_TOOLS:
+            self.unmapped[name] += 1
         return False
+
+
+def _inline_candidate(part: Json, names: _ToolNames) -> str | None:
+    """The call ID of an inline tool part to mark, else None. A part without a call ID is not a
+    call (`core.shapes`), and a request never sends it."""
+    state, call_id = part.get("state"), part.get("callID")
+    if part.get("type") != "tool" or not isinstance(state, dict) or not isinstance(call_id, str):
+        return None
+    if not call_id or state.get("status") != "completed" or _is_compacted(state):
+        return None
     name = part.get("tool")
-    canonical = names.get(name, name) if isinstance(name, str) else None
-    return canonical in COMPACTABLE and state.get("status") == "completed" and not _is_compacted(state)
+    return call_id if names.compactable(name if isinstance(name, str) else "") else None
 
 
 def _result_holder_index(carrier: Message, part_index: int) -> int | None:
@@ -393,7 +440,7 @@ def _plan_split(
     messages: Sequence[Message],
     first_later: int,
     later: Callable[[Message], bool],
-    names: Mapping[str, str],
+    names: _ToolNames,
 ) -> list[PlannedMark]:
     start = _issuer_window(messages, first_later)
     if start is None:
@@ -403,15 +450,12 @@ def _plan_split(
         carrier, result = call.carrier, call.result
         if carrier is None or result is None or call.inline or not later(carrier):
             continue
-        if (
-            names.get(call.use.name, call.use.name) not in COMPACTABLE
-            or call.state().get("status") != "completed"
-        ):
+        if call.state().get("status") != "completed":
             continue
         index = _result_holder_index(carrier, result.part_index)
-        if index is None or _is_compacted(carrier.parts[index]):
+        if index is None or _is_compacted(carrier.parts[index]) or not names.compactable(call.use.name):
             continue
-        marks.append(PlannedMark(carrier, index, False))
+        marks.append(PlannedMark(carrier, index, False, call.call_id))
     return marks
 
 
@@ -421,11 +465,12 @@ def plan_microcompaction(
     boundary_id: str | None,
     *,
     tool_name_map: Mapping[str, str] | None = None,
-) -> list[PlannedMark]:
-    """The marks `microcompact` would set, without setting them (see `microcompact`)."""
+) -> MicrocompactionPlan:
+    """The marks `microcompact` would set, without setting them (see `microcompact`), and the
+    results it leaves only for want of a mapped name."""
     if boundary_time is None:
-        return []
-    names = tool_name_map or {}
+        return MicrocompactionPlan()
+    names = _ToolNames(tool_name_map)
 
     def later(m: Message) -> bool:
         return m.id != boundary_id and m.created > boundary_time
@@ -440,9 +485,11 @@ def plan_microcompaction(
         if not later(message):
             continue
         for index, part in enumerate(message.parts):
-            if _inline_candidate(part, names):
-                marks.append(PlannedMark(message, index, True))
-    return marks + _plan_split(messages_all_slices, first_later, later, names)
+            call_id = _inline_candidate(part, names)
+            if call_id is not None:
+                marks.append(PlannedMark(message, index, True, call_id))
+    marks += _plan_split(messages_all_slices, first_later, later, names)
+    return MicrocompactionPlan(marks, dict(names.unmapped))
 
 
 def microcompact(
@@ -463,7 +510,7 @@ def microcompact(
     planned = plan_microcompaction(
         messages_all_slices, boundary_time, boundary_id, tool_name_map=tool_name_map
     )
-    return apply_marks(planned, now_ms, on_change)
+    return apply_marks(planned.marks, now_ms, on_change)
 
 
 def apply_marks(

@@ -8,7 +8,7 @@ calls `insert`, which either applies the whole rebuild or nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +16,7 @@ from . import texts
 from .boundary import (
     CompactMark,
     LastMessageInfo,
+    MicrocompactionPlan,
     PlannedMark,
     apply_marks,
     boundary_base_time,
@@ -285,7 +286,7 @@ def compute(
             draft = _boundary(
                 session, memory, rendered, stored, d, base, now_ms, _DRAFT_MINTER, [], msgs=main_view
             )
-            sizes, _ = request_sizes(session, main_view, draft, base, now_ms)
+            sizes, _ = request_sizes(session, main_view, draft, base, now_ms, session.tool_name_map)
             outcome = "no-gain" if _refused(config, sizes) else "rebuilt"
     return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes)
 
@@ -405,10 +406,14 @@ def plan_insert(
         boundary_id=boundary_id,
     )
     view = session.context_view(MAIN_AGENT)
-    result.sizes, planned = request_sizes(session, view, boundary, base, now_ms, tool_name_map)
+    names = tool_names(session, tool_name_map)
+    result.sizes, plan = request_sizes(session, view, boundary, base, now_ms, names)
+    if plan.unmapped:
+        warnings.append(texts.unmapped_tool_results(plan.unmapped))
     if _refused(config, result.sizes):
         result.outcome, result.detail = "no-gain", texts.no_gain(result.sizes.before, result.sizes.after)
         return result
+    planned = plan.marks
     result.compacted = [m.compact_mark(now_ms) for m in planned]
     if base is None:
         warnings.append(texts.MICROCOMPACTION_SKIPPED)
@@ -496,15 +501,21 @@ def request_sizes(
     boundary: Message,
     base: int | None,
     now_ms: int,
-    tool_name_map: dict[str, str] | None = None,
-) -> tuple[RequestSizes, list[PlannedMark]]:
+    tool_name_map: Mapping[str, str] | None = None,
+) -> tuple[RequestSizes, MicrocompactionPlan]:
     """The request now (over `view`) and once `boundary` is inserted and microcompaction has
     marked the results created after the boundary's base time (`base`, at `now_ms`), estimated
-    (behavior.md#request); and those planned marks."""
-    planned = plan_microcompaction(session.messages(), base, boundary.id, tool_name_map=tool_name_map)
+    (behavior.md#request); and that microcompaction's plan."""
+    plan = plan_microcompaction(session.messages(), base, boundary.id, tool_name_map=tool_name_map)
     ordering = session.ordering()
-    after = request_tokens(session.view_with(boundary), ordering, planned, now_ms)
-    return RequestSizes(request_tokens(view, ordering), after), planned
+    after = request_tokens(session.view_with(boundary), ordering, plan.marks, now_ms)
+    return RequestSizes(request_tokens(view, ordering), after), plan
+
+
+def tool_names(session: Session, insert_map: Mapping[str, str] | None) -> dict[str, str]:
+    """The tool-name map of one insert: the session's (`session/open`, `session/sync`), with the
+    insert's own entries on top (they win for a name both map)."""
+    return {**session.tool_name_map, **(insert_map or {})}
 
 
 def _refused(config: RebuildConfig, sizes: RequestSizes) -> bool:

@@ -1,4 +1,4 @@
-"""The fidelity report: what of the live conversation a rebuild keeps (issue 11 item 4).
+"""The fidelity report: what of the live conversation a rebuild keeps (behavior.md#d13).
 
 No reference implementation has one. It answers, for every rendered rebuild (and its dry run):
 

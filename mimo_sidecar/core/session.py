@@ -56,6 +56,7 @@ class SyncBatch:
     remove_parts: list[tuple[str, str]] = field(default_factory=list)
     tasks: list[Json] | None = None
     actors: list[Json] | None = None
+    tool_name_map: dict[str, str] | None = None  # replaces the session's map when present
 
 
 @dataclass
@@ -95,6 +96,8 @@ class Session:
         self.writer = WriterState()
         self.tasks: list[Json] = []
         self.actors: list[Json] = []
+        # The host's tool names -> MiMo's, for microcompaction (behavior.md#compactable-tools).
+        self.tool_name_map: dict[str, str] = {}
         self._declared_ascending = ids_ascending
         self._id_mode = True  # until a non-conforming ID arrives (unless declared ascending)
         self._messages: dict[str, Message] = {}
@@ -289,6 +292,8 @@ class Session:
             self.tasks = list(batch.tasks)
         if batch.actors is not None:
             self.actors = list(batch.actors)
+        if batch.tool_name_map is not None:
+            self.tool_name_map = dict(batch.tool_name_map)
         self.revision += 1
         return self.revision
 
@@ -344,6 +349,11 @@ class Session:
             for i, item in enumerate(items or []):
                 if not isinstance(item, dict):
                     raise DomainError(INVALID, texts.OBJECT_REQUIRED, (name, i))
+        for host_name, mimo_name in (batch.tool_name_map or {}).items():
+            if not isinstance(host_name, str) or not host_name:
+                raise DomainError(INVALID, texts.NON_EMPTY_STRING_REQUIRED, ("toolNameMap",))
+            if not isinstance(mimo_name, str) or not mimo_name:
+                raise DomainError(INVALID, texts.NON_EMPTY_STRING_REQUIRED, ("toolNameMap", host_name))
 
     # -- application (cannot fail after validation) ------------------------------------------
     def _upsert_message(self, up: MessageUpsert) -> None:

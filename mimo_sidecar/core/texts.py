@@ -7,6 +7,9 @@ the docstring of each notes the numbers it must carry.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+
 from .words import InsertOutcome, NoticeKind
 
 # --------------------------------------------------------------------------------------------- VERBATIM
@@ -356,6 +359,23 @@ MICROCOMPACTION_SKIPPED = "microcompaction skipped: the watermark message is unk
 WATERMARK_ADVANCED_DURING_WAIT = (
     "the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one"
 )
+
+
+def unmapped_tool_results(counts: Mapping[str, int]) -> str:
+    """Completed results after W that microcompaction left only because their tool names are neither
+    compactable nor mapped (behavior.md#compactable-tools): how many, and each name with its count,
+    most first; and what the host can do about it."""
+    named = ", ".join(
+        f"{json.dumps(name, ensure_ascii=False)} \u00d7{n}"
+        for name, n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    )
+    total = sum(counts.values())
+    results, their = ("result", "its tool name is") if total == 1 else ("results", "their tool names are")
+    return (
+        f"microcompaction left {total} completed tool {results} after the watermark uncleared: {their} "
+        f"neither compactable nor in toolNameMap: {named} (map a name onto a "
+        "compactable tool to clear its results, or onto any other name to keep them without this warning)"
+    )
 
 
 def activity_slice_skipped(endpoint: str) -> str:

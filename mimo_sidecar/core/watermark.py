@@ -95,7 +95,8 @@ class LazyProjection(Sequence[Element]):
     """The projection of `msgs`, computed element by element as the walker reads it.
 
     The walker reads the kept range and then steps back only while orphan results remain, so a
-    watermark costs the tail, not the whole history (issue 5: compute must not grow with size).
+    watermark costs the tail, not the whole history (`rebuild/compute` must not grow with the
+    session's size).
     """
 
     def __init__(self, msgs: Sequence[Message]) -> None:

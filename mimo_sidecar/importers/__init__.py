@@ -1,4 +1,4 @@
-"""Importers: real agent transcripts as `session/open` params (issue 10, provider-formats.md §B).
+"""Importers: real agent transcripts as `session/open` params (docs/importers.md).
 
     from mimo_sidecar.importers import import_transcript
     result = import_transcript("~/.claude/projects/-home-me-repo/5d1c….jsonl")

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.words import MAIN_AGENT
-from . import anthropic, usage
+from . import anthropic, tool_names, usage
 from .claude_dag import active_branch, is_compact_boundary, is_message
 from .errors import TranscriptError
 from .fields import Json, as_dict, as_str, epoch_ms, nonempty_str
@@ -54,10 +54,13 @@ def read_claude_code(path: Path, report: ImportReport, *, tolerate_bad_lines: bo
     records = list(jsonl_records(path, read_bytes(path), report, tolerate_bad_lines=tolerate_bad_lines))
     if is_subagent_transcript(records):
         agent = _agent_id(records, path)
-        session = SessionDraft(session_id=f"{_session_id(records, path)}{SUBAGENT_SEPARATOR}agent-{agent}")
+        session = SessionDraft(
+            session_id=f"{_session_id(records, path)}{SUBAGENT_SEPARATOR}agent-{agent}",
+            tool_name_map=dict(tool_names.CLAUDE_CODE),
+        )
         _FileReader(path, report, session, MAIN_AGENT, main_thread=False).read(records)
         return session
-    session = SessionDraft(session_id=_session_id(records, path))
+    session = SessionDraft(session_id=_session_id(records, path), tool_name_map=dict(tool_names.CLAUDE_CODE))
     _FileReader(path, report, session, MAIN_AGENT, main_thread=True).read(records)
     for sub in subagent_files(path):
         sub_records = list(jsonl_records(sub, read_bytes(sub), report, tolerate_bad_lines=tolerate_bad_lines))

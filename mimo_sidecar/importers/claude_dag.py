@@ -1,7 +1,8 @@
 """The active branch of a Claude Code transcript, read from its `uuid`/`parentUuid` DAG.
 
 Claude Code appends records; each names its parent. The conversation the model saw is the path
-from the newest message record back to the root, with three corrections (provider-formats.md §B1):
+from the newest message record back to the root, with three corrections (docs/importers.md,
+"Claude Code"):
 
 1. **Compaction.** A `compact_boundary` record has no parent; its `logicalParentUuid` names the
    pre-compaction leaf. The walk continues there, so the older history is imported too (behind the

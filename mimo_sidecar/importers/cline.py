@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import anthropic, usage
+from . import anthropic, tool_names, usage
 from .errors import TranscriptError
 from .fields import Json, as_count, as_dict, as_list, epoch_ms, nonempty_str
 from .harness import CLINE_RESULT_HEADER, is_cline_user_text, synthetic
@@ -36,7 +36,7 @@ def read_cline(path: Path, report: ImportReport) -> SessionDraft:
     if history is None:
         raise TranscriptError(path, "expected a JSON array of messages (Cline api_conversation_history.json)")
     report.records_read += len(history)
-    session = SessionDraft(session_id=_session_id(path, history))
+    session = SessionDraft(session_id=_session_id(path, history), tool_name_map=dict(tool_names.CLINE))
     out = session.slice()
     open_calls: list[Json] = []  # tool_use blocks of the last assistant message still unanswered
     for index, raw in enumerate(history):

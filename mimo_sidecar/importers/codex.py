@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import usage
+from . import tool_names, usage
 from .errors import TranscriptError
 from .fields import Json, as_count, as_dict, as_list, as_str, epoch_ms, nonempty_str
 from .harness import CODEX_MARKERS, starts_with_marker, synthetic
@@ -64,7 +64,19 @@ def read_codex(path: Path, report: ImportReport, *, tolerate_bad_lines: bool) ->
     reader.prescan(records)
     for rec in records:
         reader.record(rec)
+    reader.session.tool_name_map = tool_names.codex_map(_calls(reader.session))
     return reader.session
+
+
+def _calls(session: SessionDraft) -> list[tuple[str, object]]:
+    """The name and arguments of every `function_call` imported (what `wait` is depends on them)."""
+    return [
+        (str(part.get("name")), part.get("arguments"))
+        for drafts in session.slices.values()
+        for draft in drafts
+        for part in draft.parts
+        if part.get("type") == "function_call"
+    ]
 
 
 def _session_id(records: list[Record], path: Path) -> str:

@@ -87,6 +87,7 @@ class SessionDraft:
     slices: dict[str, list[Draft]] = field(default_factory=dict)
     project_id: str | None = None
     request_prefix: Json | None = None
+    tool_name_map: dict[str, str] = field(default_factory=dict)  # the source tool's names -> MiMo's
 
     def slice(self, agent_id: str = MAIN_AGENT) -> list[Draft]:
         return self.slices.setdefault(agent_id, [])
@@ -116,6 +117,8 @@ def build_session(session: SessionDraft, report: ImportReport, path: str) -> Jso
         params["projectId"] = session.project_id
     if session.request_prefix is not None:
         params["requestPrefix"] = session.request_prefix
+    if session.tool_name_map:
+        params["toolNameMap"] = dict(session.tool_name_map)
     return params
 
 

@@ -196,6 +196,7 @@ def open_session(service: SidecarService, source: InspectSource, *, create_check
             watermark=p.get("watermark"),
             request_prefix=p.get("requestPrefix"),
             ids_ascending=bool(p.get("idsAscending", False)),
+            tool_name_map=p.get("toolNameMap"),
         ),
         create_checkpoint=create_checkpoint,
     )

@@ -39,6 +39,8 @@ class OpenRequest:
     # The open session this one inherits context from (behavior.md#inherited-context).
     parent_id: str | None = None
     parent_watermark: str | None = None
+    # The host's tool names -> MiMo's, used by every insert (behavior.md#compactable-tools).
+    tool_name_map: dict[str, str] | None = None
 
 
 @dataclass(eq=False)
@@ -117,6 +119,7 @@ class SessionTable:
         batch = batch_from_messages(r.messages)
         batch.tasks = list(r.tasks or [])
         batch.actors = list(r.actors or [])
+        batch.tool_name_map = dict(r.tool_name_map or {})
         session.apply(batch, messages_field="messages")
         session.watermark = r.watermark
         if parent is not None:

@@ -24,6 +24,8 @@ Json = dict[str, Any]
 NonEmptyStr = Annotated[str, StringConstraints(min_length=1)]
 SessionId = Annotated[str, StringConstraints(min_length=1), Field(description="The host's session ID.")]
 MessageId = Annotated[str, StringConstraints(min_length=1)]
+# The host's tool names -> MiMo's (behavior.md#compactable-tools): session/open, session/sync, rebuild/insert.
+ToolNameMap = dict[NonEmptyStr, NonEmptyStr]
 Revision = Annotated[
     int,
     Field(ge=0, description="Session revision: 1 after session/open, +1 per batch or inserted boundary."),

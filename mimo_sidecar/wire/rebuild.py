@@ -19,7 +19,7 @@ from ..core.words import (
     UsageSource,
     WaitResult,
 )
-from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId
+from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId, ToolNameMap
 
 NonNegative = Annotated[int, Field(ge=0)]
 AgentId = Annotated[
@@ -56,7 +56,7 @@ class ModelLimits(Params):
 
     context_window: NonNegative = Field(description="`limit.context`; 0 turns overflow handling off.")
     input_limit: NonNegative | None = Field(
-        None, description="`limit.input`; when non-zero it is the hard line."
+        None, description="`limit.input`; when non-zero it is the hard window (behavior.md#usable-line)."
     )
     max_output_tokens: NonNegative | None = Field(
         None, description="Used only to validate a budget; default 32000."
@@ -104,8 +104,14 @@ class RenderReport(Result):
     over_cap: bool = Field(False, description="Still over the total cap after shedding everything sheddable.")
     has_activity: bool = Field(description="A `# Recent activity` section was rendered.")
     shed_units: list[str] = Field(default_factory=list, description="What the total cap removed, in order.")
-    empty_reason: str | None = Field(None, description="Why the text is empty (agent gate, early bail).")
-    text: str | None = Field(None, description="The rebuild text (only when `includeText` was asked).")
+    empty_reason: str | None = Field(
+        None, description="Why the text is empty: the agent gate (behavior.md#agent-gate) or the early bail "
+        "(behavior.md#early-bail)."
+    )
+    text: str | None = Field(
+        None,
+        description="The rebuild text: only in `rebuild/compute`'s `preview.report`, with `includeText`.",
+    )
 
 
 class UserAskFidelity(Result):
@@ -222,7 +228,9 @@ class ComputeParams(Params):
         None, description="Default: `info.limit` ({context, input, output}) of the newest assistant message."
     )
     preview: bool = Field(True, description="Dry-run the render and return its section report.")
-    include_text: bool = Field(False, description="Also return the previewed rebuild text.")
+    include_text: bool = Field(
+        False, description="Also return the previewed rebuild text, as `preview.report.text`."
+    )
 
 
 class TriggerInfo(Result):
@@ -234,8 +242,13 @@ class TriggerInfo(Result):
     )
     usage_pending: bool = Field(description="Show usage as pending: the same as usageRecovered "
                                             "(behavior.md#usage-pending).")
-    should_rebuild: bool = Field(description="overflow, not recovered, not a summary, and the main agent.")
-    hard: int = Field(description="The hard window: limit.input if non-zero, else limit.context.")
+    should_rebuild: bool = Field(
+        description="overflow, not recovered, the step is not a summary message (`info.summary: true`), "
+        "and the main agent (behavior.md#trigger-loop)."
+    )
+    hard: int = Field(
+        description="The hard window: limit.input if non-zero, else limit.context (behavior.md#usable-line)."
+    )
     budget: int | None = Field(
         None, description="The working-window budget from compaction.max_context, if any."
     )
@@ -305,7 +318,8 @@ class InsertParams(Params):
         None,
         description="Use this ID for the boundary instead of minting one. Required (else error 1010 naming "
         "this field) when the session's IDs are declared ascending but are neither MiMo v2 nor legacy v1 "
-        "IDs: a minted ID would not sort among the host's.",
+        "IDs: a minted ID would not sort among the host's. Pass one too when the host mints MiMo IDs from "
+        "another clock than the real time (a replay): the minted one would sort wrongly against them.",
     )
     agent: NonEmptyStr | None = Field(
         None, description="The turn's agent name; default: from the last user message."
@@ -313,14 +327,26 @@ class InsertParams(Params):
     model: TurnModel | None = Field(
         None, description="The turn's model; default: from the last user message."
     )
-    tool_name_map: dict[str, str] | None = Field(
-        None, description="Host tool names → the canonical compactable names (behavior.md#compactable-tools)."
+    tool_name_map: ToolNameMap | None = Field(
+        None,
+        description="Host tool names onto MiMo's for this insert (behavior.md#compactable-tools), merged "
+        "over the session's map (`session/open`, `session/sync`): an entry here wins for a name both map.",
     )
 
 
 class CompactedPart(Result):
-    message_id: MessageId
-    part_id: str | None = Field(None, description="The marked part; absent for a part without an ID.")
+    """One compaction mark: set `time.compacted = compactedAt` on the part it names (protocol.md, "Host
+    obligations")."""
+
+    message_id: MessageId = Field(
+        description="The message holding the marked part (the carrier in split shapes)."
+    )
+    call_id: NonEmptyStr = Field(
+        description="The logical call whose result was marked, in every shape: the inline `tool` part's "
+        "`callID`, the `tool_result`'s `tool_use_id`, the Responses output's `call_id`, the Chat tool "
+        "message's `info.tool_call_id`."
+    )
+    part_id: str | None = Field(None, description="The marked part's `id`; absent for a part without one.")
     compacted_at: int = Field(description="The `time.compacted` value set (ms).")
 
 
@@ -332,7 +358,8 @@ class WaitInfo(Result):
 
 class Notice(Result):
     """A one-time notice (behavior.md#one-time-notices): persist it as a text part flagged synthetic and
-    ignored."""
+    ignored on the newest user message, and send that part with `session/sync` (it counts in the
+    token estimates like any stored part)."""
 
     kind: NoticeKind
     text: str
@@ -507,7 +534,10 @@ class StatusNotification(Result):
 
 
 class WorkDoneProgressCreateParams(Params):
-    token: str = Field(description="`mimo-rebuild-<12 hex>`: one token per rebuild that shows a busy status.")
+    token: str = Field(
+        description="`mimo-rebuild-<n>`: `mimo-rebuild-1`, `mimo-rebuild-2`, ... in the order the process "
+        "asks for them; one token per rebuild that shows a busy status, never reused."
+    )
 
 
 class ProgressValue(Params):

@@ -22,7 +22,18 @@ from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError, P
 
 from ..core.message import MAX_CREATED_MS, created_problem
 from ..core.words import WriterOutcome, WriterStartState
-from .common import HostObject, Json, MessageId, NonEmptyStr, Params, Result, Revision, Role, SessionId
+from .common import (
+    HostObject,
+    Json,
+    MessageId,
+    NonEmptyStr,
+    Params,
+    Result,
+    Revision,
+    Role,
+    SessionId,
+    ToolNameMap,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Host data
@@ -170,9 +181,17 @@ class ParentContext(Params):
 
 
 class OpenParams(Params):
-    session_id: SessionId
-    project_id: NonEmptyStr | None = Field(None, description="The project's ID (memory lookup, "
-                                                             "behavior.md#memory-layout).")
+    session_id: SessionId = Field(
+        description="The host's session ID. It names the session's memory directory, "
+        "`<memoryRoot>/sessions/<sessionId>/` (behavior.md#memory-layout), so it must be usable as one "
+        "directory name: not `.` or `..`, no `/` (nor `\\` on Windows), no NUL; any other character, a "
+        "space included, is fine. Error 1005 otherwise."
+    )
+    project_id: NonEmptyStr | None = Field(
+        None,
+        description="The project's ID: its memory is `<memoryRoot>/projects/<projectId>/` "
+        "(behavior.md#memory-layout). The rule of `sessionId` applies (error 1005).",
+    )
     messages: list[Message] = Field(
         default_factory=list,
         description="The session's history, registered in list order, which must be creation order "
@@ -201,6 +220,13 @@ class OpenParams(Params):
         False,
         description="Declare that this session's message IDs sort in creation order as plain strings "
         "(ID mode, behavior.md#creation-order).",
+    )
+    tool_name_map: ToolNameMap = Field(
+        default_factory=dict,
+        description="The host's tool names onto MiMo's, for microcompaction (behavior.md#compactable-tools): "
+        "`{\"Read\": \"read\", \"Bash\": \"bash\"}`. A name mapped onto one of the 12 compactable names has "
+        "its old results cleared; a name mapped onto any other name is kept (and not reported as unmapped). "
+        "Every `rebuild/insert` of the session uses it; an insert's own `toolNameMap` entries win.",
     )
     create_checkpoint: bool = Field(
         False,
@@ -305,6 +331,9 @@ class SyncParams(Params):
     remove_parts: list[PartRef] = Field(default_factory=list, description="Parts to forget.")
     tasks: HostList | None = Field(None, description="Replaces the whole task list when present.")
     actors: HostList | None = Field(None, description="Replaces the whole actor list when present.")
+    tool_name_map: ToolNameMap | None = Field(
+        None, description="Replaces the session's whole tool-name map when present (`{}` clears it)."
+    )
 
 
 class SyncResult(Result):

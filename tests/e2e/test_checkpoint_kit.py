@@ -1,4 +1,4 @@
-"""The checkpoint writer kit and the cold start over stdio (issue 11): session/open createCheckpoint,
+"""The checkpoint writer kit and the cold start over stdio: session/open createCheckpoint,
 checkpoint/prepare → the stand-in model → checkpoint/commit → rebuild/insert, the commit refusals
 (nothing changes on disk), and an insert that waits for the first writer (status, progress,
 cancellation, failure, timeout)."""

@@ -1,4 +1,4 @@
-"""request/build in every output format over stdio (issue 10): before and after a rebuild, the writer's
+"""request/build in every output format over stdio: before and after a rebuild, the writer's
 fork too, with the rules checker and the SDK types on what comes back."""
 
 from __future__ import annotations

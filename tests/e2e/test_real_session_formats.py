@@ -1,5 +1,5 @@
 """One real session per source tool, served by the real sidecar over stdio, in every format, across
-two rebuilds (issue 10 with real data; the in-process twin covering all seven sessions is
+two rebuilds (the in-process twin covering all seven sessions is
 tests/unit/test_real_session_requests.py).
 
 The transcript is imported, opened with the prefix its host declares, and `request/build` is asked

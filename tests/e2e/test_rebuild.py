@@ -1,4 +1,4 @@
-"""The rebuild over the wire (issue 4): compute, insert with the writer wait, status, build."""
+"""The rebuild over the wire: compute, insert with the writer wait, status, build."""
 
 from __future__ import annotations
 
@@ -146,7 +146,8 @@ async def test_full_cycle_compute_insert_build(rb: LanguageClient):
     parts = res["message"]["parts"]
     assert parts[0] == {**parts[0], "type": "checkpoint", "coveredUpTo": "m02", "digestUpTo": "m04"}
     assert res["message"]["info"]["time"]["created"] == T0 + 11
-    assert sorted(c["partId"] for c in res["compacted"]) == ["prt_m04_0", "prt_m04_1"]  # read, bash; not task
+    marked = sorted((c["messageId"], c["callId"], c["partId"]) for c in res["compacted"])
+    assert marked == [("m04", "c1", "prt_m04_0"), ("m04", "c2", "prt_m04_1")]  # read, bash; not task
     got = await call(rb, "session/get", {"sessionId": sid})
     assert got["messageCount"] == 5 and got["revision"] == res["revision"]
 
@@ -364,6 +365,16 @@ async def test_writer_request_is_the_view_up_to_its_watermark(rb: LanguageClient
     assert err.value.message == "checkpoint/prepare: watermark: message 'm01' is not in the main view"
 
 
+def tool_outputs(built: dict[str, Any]) -> dict[str, Any]:
+    """Each tool's result output in an `ai-sdk` request, by tool name."""
+    return {
+        c["toolName"]: c["output"]["value"]
+        for m in built["messages"]
+        if m["role"] == "tool"
+        for c in m["content"]
+    }
+
+
 async def test_compacted_results_after_digest_show_the_placeholder(rb: LanguageClient):
     sid = "placeholder"
     await open_session(rb, sid)
@@ -372,13 +383,7 @@ async def test_compacted_results_after_digest_show_the_placeholder(rb: LanguageC
     assert res["outcome"] == "rebuilt" and len(res["compacted"]) == 2
     built = await call(rb, "request/build", {"sessionId": sid})
     assert "m04" in built["sources"] and built["collapsedMessageIds"] == []
-    outputs = {
-        c["toolName"]: c["output"]["value"]
-        for m in built["messages"]
-        if m["role"] == "tool"
-        for c in m["content"]
-    }
-    assert outputs == {
+    assert tool_outputs(built) == {
         "read": texts.CLEARED_TOOL_RESULT,
         "bash": texts.CLEARED_TOOL_RESULT,
         "task": "T1 in_progress",
@@ -393,3 +398,92 @@ async def test_compacted_results_after_digest_show_the_placeholder(rb: LanguageC
     assert {c["toolName"]: c["input"] for c in calls}["read"] == {
         "filePath": "src/lexer.ts"
     }  # the call is kept
+
+
+def _claude_code_history(sid: str) -> list[dict[str, Any]]:
+    """A split-shape (Anthropic) session with Claude Code's tool names, whose results have no part
+    `id` (Anthropic `tool_result` blocks carry none)."""
+    usage = {"input": 185_000, "output": 1_500, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+    calls = [
+        ("toolu_r", "Read", {"file_path": "src/lexer.ts"}, "export function lex() {}\n" * 400),
+        ("toolu_b", "Bash", {"command": "npm test"}, "ok 1 lexer streams\n" * 400),
+        ("toolu_q", "mcp__db__query", {"sql": "select 1"}, "1"),
+        ("toolu_t", "TodoWrite", {"todos": []}, "Todos updated"),
+    ]
+    msgs = [
+        _msg("m01", "user", 0, {"type": "text", "text": "Rewrite the lexer to stream tokens."}),
+        _msg("m02", "assistant", 10, {"type": "text", "text": "Starting."}, finish="stop"),
+        _msg("m03", "user", 20, {"type": "text", "text": "Keep the public API stable."}),
+        _msg(
+            "m04",
+            "assistant",
+            30,
+            *({"type": "tool_use", "id": c, "name": n, "input": i} for c, n, i, _ in calls),
+            finish="tool-calls",
+            tokens=usage,
+        ),
+        {
+            "info": {"id": "m05", "role": "user", "time": {"created": T0 + 40}},
+            "parts": [{"type": "tool_result", "tool_use_id": c, "content": out} for c, _, _, out in calls],
+        },
+    ]
+    for m in msgs:
+        m["info"]["sessionID"] = sid
+    return msgs
+
+
+CLAUDE_CODE_MAP = {"Read": "read", "Bash": "bash", "TodoWrite": "todowrite"}
+
+
+async def _open_claude_code(client: LanguageClient, sid: str, **extra: Any) -> None:
+    write_memory(client.memory_root, sid)  # type: ignore[attr-defined]
+    await call(client, "session/open", {"sessionId": sid, "messages": _claude_code_history(sid), **extra})
+    await call(client, "checkpoint/writerStarted", {"sessionId": sid, "watermark": "m02"})
+    await call(client, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
+
+
+async def test_the_session_tool_name_map_clears_results_marked_by_call_id(rb: LanguageClient):
+    sid = "names"
+    await _open_claude_code(rb, sid, toolNameMap=CLAUDE_CODE_MAP)
+    res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto", "digestUpTo": "m03"})
+    assert res["outcome"] == "rebuilt"
+    # No result part has an `id`: the call ID is what says which result of m05 was marked.
+    assert sorted((c["messageId"], c["callId"]) for c in res["compacted"]) == [
+        ("m05", "toolu_b"),
+        ("m05", "toolu_r"),
+    ]
+    assert all("partId" not in c for c in res["compacted"])
+    assert [w for w in res["warnings"] if "toolNameMap" in w] == [
+        texts.unmapped_tool_results({"mcp__db__query": 1})  # TodoWrite is mapped onto a kept tool
+    ]
+    built = await call(rb, "request/build", {"sessionId": sid})
+    assert tool_outputs(built) == {
+        "Read": texts.CLEARED_TOOL_RESULT,
+        "Bash": texts.CLEARED_TOOL_RESULT,
+        "mcp__db__query": "1",
+        "TodoWrite": "Todos updated",
+    }
+
+
+async def test_sync_replaces_the_tool_name_map_and_an_insert_map_wins(rb: LanguageClient):
+    cleared = "names-cleared"
+    await _open_claude_code(rb, cleared, toolNameMap=CLAUDE_CODE_MAP)
+    await call(rb, "session/sync", {"sessionId": cleared, "toolNameMap": {}})
+    res = await call(rb, "rebuild/insert", {"sessionId": cleared, "reason": "auto", "digestUpTo": "m03"})
+    assert res["compacted"] == []  # whatever the outcome: nothing mapped, nothing cleared
+    unmapped = {"Read": 1, "Bash": 1, "mcp__db__query": 1, "TodoWrite": 1}
+    assert texts.unmapped_tool_results(unmapped) in res["warnings"]
+
+    own = "names-own"
+    await _open_claude_code(rb, own, toolNameMap=CLAUDE_CODE_MAP)
+    res = await call(
+        rb,
+        "rebuild/insert",
+        {"sessionId": own, "reason": "auto", "toolNameMap": {"Bash": "Bash", "mcp__db__query": "question"}},
+    )
+    assert res["outcome"] == "rebuilt" and [c["callId"] for c in res["compacted"]] == ["toolu_r"]
+    assert not [w for w in res["warnings"] if "toolNameMap" in w]  # every name is mapped now
+
+    with pytest.raises(JsonRpcException) as err:
+        await call(rb, "session/sync", {"sessionId": own, "toolNameMap": {"Grep": 1}})
+    assert err.value.code == -32602 and "toolNameMap.Grep" in err.value.message

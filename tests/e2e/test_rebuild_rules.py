@@ -1,4 +1,4 @@
-"""Issues 10 and 11 over stdio: D11, D12, D13, the fidelity report, the inflation guard (no-gain),
+"""Over stdio: D11, D12, D13, the fidelity report, the inflation guard (no-gain),
 the usage fallback and boundary IDs in the host's scheme, against a real sidecar process."""
 
 from __future__ import annotations

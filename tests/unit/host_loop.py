@@ -1,8 +1,8 @@
 """A host driving a session turn after turn: what it declares, what it appends, how it checks a request.
 
-Used by the real-session tests (in process and over stdio) and the host-loop test (issue 10, "Done
-when"). Nothing here is real-session content: the steps a host appends are generated, in the shape
-of the session they continue.
+Used by the real-session tests (in process and over stdio) and the host-loop test. Nothing here is
+real-session content: the steps a host appends are generated, in the shape of the session they
+continue.
 
 - `host_prefix(params)`: the `requestPrefix` a host declares: the imported system prompt (or a
   stand-in) and one tool per tool name its history calls. Transcripts record no tool definitions,

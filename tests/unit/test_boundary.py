@@ -20,6 +20,7 @@ from mimo_sidecar.core.boundary import (
     checkpoint_topic,
     classify,
     microcompact,
+    plan_microcompaction,
     render_actors,
     render_index,
 )
@@ -293,7 +294,7 @@ def test_microcompaction_example() -> None:
     changed: list[tuple[str, int]] = []
     marks = microcompact(msgs, T0 + 10, "msg_B", T0 + 999, on_change=lambda m, i: changed.append((m.id, i)))
     assert [_compacted(m) for m in msgs] == [None, T0 + 999, T0 + 999, T0 + 999, None, None, None]
-    assert marks == [CompactMark(f"a{dt}", None, T0 + 999) for dt in (15, 16, 17)]
+    assert marks == [CompactMark(f"a{dt}", f"c{dt}", None, T0 + 999) for dt in (15, 16, 17)]
     assert changed == [("a15", 0), ("a16", 0), ("a17", 0)]
     assert "compacted" not in originals[1]["state"]["time"]  # the host's dict was copied, not mutated
     assert msgs[1].parts[0] is not originals[1]
@@ -338,9 +339,68 @@ def test_microcompaction_is_strict_and_skips_states_boundary_and_compacted() -> 
 def test_tool_name_map() -> None:
     msgs = [assistant("a", tool("c1", "Read"), tool("c2", "Task"), created=T0 + 20)]
     marks = microcompact(msgs, T0, None, T0 + 1, tool_name_map={"Read": "read", "Task": "task"})
-    assert [(m.message_id, m.part_id) for m in marks] == [("a", None)]
+    assert [(m.message_id, m.call_id, m.part_id) for m in marks] == [("a", "c1", None)]
     assert msgs[0].parts[0]["state"]["time"]["compacted"] == T0 + 1
     assert "compacted" not in msgs[0].parts[1]["state"]["time"]
+
+
+def test_a_mark_names_its_call_in_every_shape_even_without_part_ids() -> None:
+    """Two results in one carrier, neither with an `id`: the call ID tells which was marked."""
+    anthropic = [
+        assistant("a1", tool_use("t1", "read"), tool_use("t2", "bash"), tool_use("t3", "task"), created=T0),
+        user("k1", tool_result("t1"), tool_result("t2"), tool_result("t3"), created=T0 + 2),
+    ]
+    responses = [
+        assistant("a2", function_call("f1", "grep"), custom_tool_call("f2", "apply_patch"), created=T0 + 3),
+        msg("k2", "tool", [function_call_output("f1"), custom_tool_call_output("f2")], created=T0 + 4),
+    ]
+    chat = [
+        assistant("a3", function("h1", "glob"), created=T0 + 5),
+        tool_message("k3", "h1", "paths", created=T0 + 6),
+    ]
+    inline = [assistant("a4", tool("i1", "edit"), tool("i2", "write"), created=T0 + 7)]
+    marks = microcompact([*anthropic, *responses, *chat, *inline], T0, None, T0 + 9)
+    assert sorted((m.message_id, m.call_id, m.part_id) for m in marks) == [
+        ("a4", "i1", None),
+        ("a4", "i2", None),
+        ("k1", "t1", None),
+        ("k1", "t2", None),
+        ("k2", "f1", None),
+        ("k2", "f2", None),
+        ("k3", "h1", None),
+    ]
+
+
+def test_an_inline_tool_part_without_a_call_id_is_not_a_call_and_is_not_marked() -> None:
+    nameless = {k: v for k, v in tool("c1", "read").items() if k != "callID"}
+    msgs = [assistant("a", nameless, tool("c2", "read"), created=T0 + 20)]
+    assert [m.call_id for m in microcompact(msgs, T0, None, T0 + 1)] == ["c2"]
+    assert "compacted" not in msgs[0].parts[0]["state"]["time"]
+
+
+def test_results_left_only_for_want_of_a_mapped_name_are_counted_by_name() -> None:
+    msgs = [
+        assistant("early", tool("c0", "Read"), created=T0),  # at the threshold: not after it
+        assistant(
+            "a1",
+            tool("c1", "Read"),
+            tool("c2", "Read"),
+            tool("c3", "Read", status="error"),  # an error is never cleared, whatever its name
+            tool("c4", "Read", status="running"),
+            tool("c5", "TodoWrite"),  # mapped onto a kept tool: a decision, not an omission
+            tool("c6", "task"),  # one of MiMo's kept tools
+            tool("c7", "Bash"),  # mapped: cleared
+            created=T0 + 1,
+        ),
+        assistant("a2", tool_use("u1", "mcp__db__query"), tool_use("u2", "mcp__db__query"), created=T0 + 2),
+        user("k2", tool_result("u1"), tool_result("u2", is_error=True), created=T0 + 3),
+        assistant("a3", function("h1", "Notes"), created=T0 + 4),
+        msg("k3", "tool", [], tool_call_id="h1", created=T0 + 5),  # no text part: it cannot be marked
+    ]
+    plan = plan_microcompaction(msgs, T0, None, tool_name_map={"TodoWrite": "todowrite", "Bash": "bash"})
+    assert [m.call_id for m in plan.marks] == ["c7"]
+    assert plan.unmapped == {"Read": 2, "mcp__db__query": 1}
+    assert plan_microcompaction(msgs, None, None).unmapped == {}  # no threshold: nothing is looked at
 
 
 def test_compactable_names() -> None:
@@ -381,7 +441,7 @@ def test_split_anthropic_mark_on_result_part_and_carrier_time() -> None:
     ]
     original = carrier.parts[0]
     marks = microcompact([*early, issuer, carrier], T0 + 10, None, T0 + 50)
-    assert marks == [CompactMark("k1", "prt_r1", T0 + 50)]
+    assert marks == [CompactMark("k1", "c1", "prt_r1", T0 + 50)]
     assert carrier.parts[0]["time"] == {"compacted": T0 + 50} and "time" not in original
     assert "time" not in carrier.parts[1] and "time" not in early[1].parts[0]
 
@@ -392,7 +452,7 @@ def test_split_openai_tool_message_marks_first_text_part() -> None:
     failed = tool_message("t2", "c2", "boom", created=T0 + 14, is_error=True)
     issuer2 = assistant("a2", function("c2", "bash"), created=T0 + 13, finish="tool-calls")
     marks = microcompact([issuer, result, issuer2, failed], T0 + 10, None, T0 + 60)
-    assert [m.message_id for m in marks] == ["t1"]
+    assert [(m.message_id, m.call_id) for m in marks] == [("t1", "c1")]
     assert result.parts[0]["time"]["compacted"] == T0 + 60
     assert "time" not in failed.parts[0]
 
@@ -401,7 +461,8 @@ def test_split_responses_output_part_and_pending_call() -> None:
     issuer = assistant("a1", function_call("c1", "grep"), function_call("c9", "grep"), created=T0 + 12)
     carrier = user("k1", function_call_output("c1", "hits"), created=T0 + 13)
     marks = microcompact([issuer, carrier], T0 + 10, None, T0 + 70)
-    assert [(m.message_id, m.compacted_at) for m in marks] == [("k1", T0 + 70)]
+    marked = [(m.message_id, m.call_id, m.part_id, m.compacted_at) for m in marks]
+    assert marked == [("k1", "c1", None, T0 + 70)]
     assert carrier.parts[0]["time"] == {"compacted": T0 + 70}
 
 
@@ -409,7 +470,8 @@ def test_split_responses_custom_tool_call_output_is_marked() -> None:
     issuer = assistant("a1", custom_tool_call("c1", "apply_patch", "*** Begin Patch"), created=T0 + 12)
     carrier = msg("k1", "tool", [custom_tool_call_output("c1", "Done")], created=T0 + 13)
     marks = microcompact([issuer, carrier], T0 + 10, None, T0 + 70)
-    assert [(m.message_id, m.compacted_at) for m in marks] == [("k1", T0 + 70)]
+    marked = [(m.message_id, m.call_id, m.part_id, m.compacted_at) for m in marks]
+    assert marked == [("k1", "c1", None, T0 + 70)]
     assert carrier.parts[0]["time"] == {"compacted": T0 + 70}
 
 

@@ -1,5 +1,5 @@
-"""Boundary IDs that sort right under the host's ID scheme (issue 10 item 6, behavior.md#ordering,
-behavior.md#ids).
+"""Boundary IDs that sort right under the host's ID scheme (behavior.md#id-host-scheme,
+behavior.md#ordering, behavior.md#ids).
 
 With OpenCode's legacy v1 IDs declared ascending, a v2 `msg_g…` boundary sorted after every later host ID: the
 boundary stayed "newest", every later usage record looked recovered (behavior.md#recover-once) and no rebuild

@@ -9,12 +9,17 @@ The second test guards against citations of the external specification the refer
 (section-sign numbers, "spec" followed by a section sign, the spec's file name). Checkpoint headings
 inside test data (`## ` + section sign + number) and citations that name another document are not
 citations of it.
+
+The third guards against references to any other document a reader of the repository does not have:
+the team's provider-formats and pygls notes, the shared spec and notes directories, and issue
+numbers. Say what the rule is, or cite protocol.md or behavior.md, instead.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,11 +138,47 @@ def test_prose_lines_skip_recorded_examples(tmp_path: Path) -> None:
     assert prose_lines(doc) == [(1, f"before {SECTION}1"), (5, "after")]
 
 
-def test_no_citation_of_the_external_spec_remains() -> None:
+def lines_citing(find: Callable[[str], list[str]]) -> list[str]:
+    """`path:line: what` for every prose line of the scope in which `find` finds something."""
     left: list[str] = []
     for path in scoped_files():
         for lineno, line in prose_lines(path):
-            found = spec_citations(line)
+            found = find(line)
             if found:
                 left.append(f"{path.relative_to(ROOT)}:{lineno}: {', '.join(found)}")
+    return left
+
+
+def test_no_citation_of_the_external_spec_remains() -> None:
+    left = lines_citing(spec_citations)
     assert left == [], f"{len(left)} line(s) still cite the external spec:\n" + "\n".join(left[:50])
+
+
+# Documents outside the repository, by name. `shared/real-sessions` (a corpus the tests read in
+# place when it is found) is not a document and may be named.
+OUTSIDE_DOCUMENT = re.compile(
+    r"provider-formats|pygls-sidecar-notes|shared/(?:spec|notes)\b|\bissues? \d+", re.IGNORECASE
+)
+
+
+def outside_references(line: str) -> list[str]:
+    return [m.group(0) for m in OUTSIDE_DOCUMENT.finditer(line)]
+
+
+def test_outside_reference_filter() -> None:
+    assert outside_references("rendered from (provider-formats \u00a7D1).") == ["provider-formats"]
+    assert outside_references("see ../shared/notes/pygls-sidecar-notes.md") == [
+        "shared/notes",
+        "pygls-sidecar-notes",
+    ]
+    assert outside_references("(issue 10 item 6) and Issue 3: and issues 8 to 11") == [
+        "issue 10",
+        "Issue 3",
+        "issues 8",
+    ]
+    assert outside_references("shared/real-sessions/ transcripts; an issue with the API") == []
+
+
+def test_no_reference_to_a_document_outside_the_repository() -> None:
+    left = lines_citing(outside_references)
+    assert left == [], f"{len(left)} line(s) cite a document outside the repository:\n" + "\n".join(left[:50])

@@ -186,7 +186,7 @@ def test_prefix_hash_is_stable_and_sensitive():
 
 
 def test_appending_one_message_to_5000_costs_only_that_message(memory, monkeypatch):
-    """Issue 3: re-estimating after one new message must not re-serialize the other 4 999, and the watermark
+    """Re-estimating after one new message must not re-serialize the other 4 999, and the watermark
     must not re-project the whole history (behavior.md#watermark-compute walks back from the end)."""
     from mimo_sidecar.core import message as message_mod
     from mimo_sidecar.core import watermark as watermark_mod

@@ -1,4 +1,4 @@
-"""The fidelity report (issue 11 item 4): open tasks, the newest tool error, cut and shed sections,
+"""The fidelity report (behavior.md#d13): open tasks, the newest tool error, cut and shed sections,
 and the report in `engine.insert` and `engine.compute` results. The newest user ask (and D13) is
 covered in test_recent_user_window.py."""
 

@@ -1,7 +1,7 @@
 """The provider rules hold for any session, in every shape and every format, before and after a rebuild.
 
 Hypothesis generates sessions in the four host shapes (inline MiMo/OpenCode, Claude Code's split
-Anthropic records, OpenAI Chat, Codex's Responses items) with the traps of provider-formats §B/§C:
+Anthropic records, OpenAI Chat, Codex's Responses items) with the traps real transcripts hold:
 entries of one response split around the carrier of a parallel call, missing, orphan, duplicate and
 late results, thinking and reasoning items, images in results, empty text, text after a call, call
 IDs that are too long or have odd characters, steps of another model, in-flight tools. Each session

@@ -1,4 +1,4 @@
-"""Traps the real transcripts of shared/real-sessions showed in request building (issue 10, real data).
+"""Traps the real transcripts of shared/real-sessions showed in request building.
 
 Each test is a small synthetic case of one trap (never real-session content): built in every format,
 checked with the provider-rules checker, and asserting what is sent and what is reported.
@@ -69,7 +69,8 @@ def test_whitespace_only_text_is_never_sent_and_is_counted() -> None:
     builds = valid_everywhere(msgs, target=Target(thinking=True, given=True))
     anthropic = builds["anthropic"]
     final = anthropic.messages[1]["content"]
-    # The thinking block now opens the final assistant message: thinking stays on (rule #5).
+    # The thinking block now opens the final assistant message: thinking stays on (rule
+    # `anthropic/thinking-not-first`).
     assert [b["type"] for b in final] == ["thinking", "text", "tool_use"]
     assert anthropic.overrides == {}
     assert anthropic.messages[2]["content"][0]["content"] == [{"type": "text", "text": "ok"}]

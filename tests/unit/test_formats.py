@@ -1,8 +1,9 @@
 """Requests in each provider's format (core/formats): normalisation, renderers, provider rules.
 
-One test per row of provider-formats §D8 (rows 1–13; row 14, imports, belongs to the importers)
-and per bug of §C that applies to request building; each builds the case in every format and runs
-the rules checker on the output.
+One test per case that makes a provider refuse a request built naively from a stored history
+(calls left unanswered, orphan results, thinking lost in a tool loop, reasoning items, Gemini
+signatures, images, call IDs, empty text, cache stability, system text); each builds the case in
+every format and runs the rules checker on the output.
 """
 
 from __future__ import annotations
@@ -144,9 +145,9 @@ def test_carrier_text_follows_the_results_of_the_merged_step() -> None:
 
 
 # =================================================================================================
-# provider-formats §D8, rows 1–13
+# The cases, one by one
 # =================================================================================================
-def test_d8_1_pending_and_running_tools_at_the_tail() -> None:  # C3
+def test_pending_and_running_tools_at_the_tail() -> None:
     msgs = [
         user("u1", text("go")),
         assistant(
@@ -157,7 +158,7 @@ def test_d8_1_pending_and_running_tools_at_the_tail() -> None:  # C3
         assert texts.INTERRUPTED_TOOL_RESULT in json.dumps(built.messages), fmt
 
 
-def test_d8_2_parallel_calls_with_one_result_missing() -> None:  # C1, C4, C12, C13
+def test_parallel_calls_with_one_result_missing() -> None:
     msgs = [
         user("u1", text("go")),
         assistant("a1", tool_use("c1", "read"), tool_use("c2", "read"), finish="tool-calls", **CLAUDE),
@@ -171,7 +172,7 @@ def test_d8_2_parallel_calls_with_one_result_missing() -> None:  # C1, C4, C12, 
     assert sum(w.startswith("result-synthesized") for w in built["ai-sdk"].warnings) == 1
 
 
-def test_d8_3_tail_starting_with_orphan_results_after_the_boundary() -> None:  # C2
+def test_tail_starting_with_orphan_results_after_the_boundary() -> None:
     msgs = [
         user("b1", checkpoint("x0"), text("REBUILD", synthetic=True)),
         user("k1", tool_result("gone", "late result"), text("carry on")),
@@ -183,7 +184,7 @@ def test_d8_3_tail_starting_with_orphan_results_after_the_boundary() -> None:  #
     assert any(w.startswith("orphan-result-dropped") and "gone" in w for w in built["anthropic"].warnings)
 
 
-def test_d8_4_cross_model_step_with_text_after_the_call_replayed_to_claude() -> None:  # C5
+def test_cross_model_step_with_text_after_the_call_replayed_to_claude() -> None:
     msgs = [
         user("u1", text("go")),
         assistant("a1", function_call("c1", "shell", "{}"), text("running it"), finish="tool-calls", **GPT),
@@ -205,10 +206,11 @@ def test_d8_4_cross_model_step_with_text_after_the_call_replayed_to_claude() -> 
         ("thinking unknown", None, True, False),
     ],
 )
-def test_d8_5_anthropic_thinking_loop(
+def test_anthropic_thinking_loop(
     case: str, target: Target | None, thinking_kept: bool, disabled: bool
 ) -> None:
-    """C6–C9: signatures kept byte for byte for their model; the final-assistant rules (#5/#6)."""
+    """Signatures kept byte for byte for their model; the two `anthropic/thinking-*` rules about
+    the final assistant message."""
     msgs = claude_code()
     built = valid_everywhere(msgs, target=target)["anthropic"]
     blocks = [b for m in built.messages for b in m["content"]]
@@ -221,7 +223,7 @@ def test_d8_5_anthropic_thinking_loop(
         assert any(w.startswith("reasoning-dropped") for w in built.warnings)
 
 
-def test_d8_5_stripped_signature_in_the_final_loop_disables_thinking() -> None:  # C6
+def test_stripped_signature_in_the_final_loop_disables_thinking() -> None:
     msgs = [
         user("u1", text("go")),
         assistant(
@@ -239,7 +241,7 @@ def test_d8_5_stripped_signature_in_the_final_loop_disables_thinking() -> None: 
     assert check("anthropic", built.messages, thinking=True) != []  # the override is what makes it valid
 
 
-def test_d8_6_openai_reasoning_items() -> None:  # C11
+def test_openai_reasoning_items() -> None:
     msgs = codex()
     msgs[1].parts.insert(0, reasoning_item("id only", None, "rs_0"))  # id without encrypted content
     built = valid_everywhere(msgs)["openai-responses"]
@@ -251,7 +253,7 @@ def test_d8_6_openai_reasoning_items() -> None:  # C11
     assert any("no encrypted content" in w for w in built.warnings)
 
 
-def test_d8_7_gemini_unsigned_and_parallel_calls_and_leading_call() -> None:  # C15, C16
+def test_gemini_unsigned_and_parallel_calls_and_leading_call() -> None:
     msgs = [
         assistant("a1", tool_use("c1", "read"), tool_use("c2", "grep"), finish="tool-calls", **GEMINI),
         user("k1", tool_result("c1", "one"), tool_result("c2", "two")),
@@ -266,7 +268,7 @@ def test_d8_7_gemini_unsigned_and_parallel_calls_and_leading_call() -> None:  # 
     assert [p["functionResponse"]["name"] for p in built.messages[2]["parts"]] == ["read", "grep"]
 
 
-def test_d8_7_gemini_signature_replayed_to_its_model_only() -> None:
+def test_gemini_signature_replayed_to_its_model_only() -> None:
     sig = {"google": {"thoughtSignature": "GSIG"}}
     part = {**tool("c1", "read", output="x"), "metadata": sig}
     msgs = [
@@ -283,7 +285,7 @@ def test_d8_7_gemini_signature_replayed_to_its_model_only() -> None:
     )
 
 
-def test_d8_8_images_in_user_messages_and_tool_results() -> None:
+def test_images_in_user_messages_and_tool_results() -> None:
     msgs = [
         user("u1", text("look"), image(PNG), file_part(f"data:image/png;base64,{PNG}", filename="s.png")),
         assistant("a1", tool_use("c1", "screenshot"), finish="tool-calls", **CLAUDE),
@@ -303,7 +305,7 @@ def test_d8_8_images_in_user_messages_and_tool_results() -> None:
     assert gemini3[-1]["parts"][0]["functionResponse"]["parts"][0]["inlineData"]["data"] == PNG
 
 
-def test_d8_8_image_over_5_mb_is_replaced_for_anthropic() -> None:
+def test_image_over_5_mb_is_replaced_for_anthropic() -> None:
     big = "A" * (7 * 1024 * 1024)
     msgs = [user("u1", text("look"), image(big)), assistant("a1", text("ok"))]
     built = valid_everywhere(msgs, open_end=True)["anthropic"]
@@ -314,14 +316,14 @@ def test_d8_8_image_over_5_mb_is_replaced_for_anthropic() -> None:
     assert any(w.startswith("media-replaced") for w in built.warnings)
 
 
-def test_d8_8_no_image_input_gets_a_placeholder() -> None:
+def test_no_image_input_gets_a_placeholder() -> None:
     msgs = [user("u1", text("look"), image(PNG))]
     for fmt, built in valid_everywhere(msgs, target=Target(images=False, given=True)).items():
         assert PNG not in json.dumps(built.messages), fmt
 
 
 @pytest.mark.parametrize(("make", "limit"), [(anthropic, None), (openai_chat, 40), (openai_responses, 64)])
-def test_d8_9_call_ids_too_long_or_with_odd_characters(make: Any, limit: int | None) -> None:  # C14
+def test_call_ids_too_long_or_with_odd_characters(make: Any, limit: int | None) -> None:
     ids: CallIdMap = make()
     for original in (LONG_CALL_ID, ODD_CALL_ID, "call_ok"):
         mapped = ids(original)
@@ -333,14 +335,14 @@ def test_d8_9_call_ids_too_long_or_with_odd_characters(make: Any, limit: int | N
     assert len({ids(LONG_CALL_ID), ids(LONG_CALL_ID[:-1] + "y")}) == 2  # distinct originals stay distinct
 
 
-def test_d8_9_long_ids_in_every_format() -> None:
+def test_long_ids_in_every_format() -> None:
     built = valid_everywhere(codex())
     chat_ids = [c["id"] for m in built["openai-chat"].messages for c in m.get("tool_calls", [])]
     assert all(len(i) <= 40 for i in chat_ids) and LONG_CALL_ID in built["openai-chat"].call_id_map.values()
     assert LONG_CALL_ID not in json.dumps(built["openai-responses"].messages)
 
 
-def test_d8_10_empty_text_and_reasoning_are_never_sent() -> None:  # C21
+def test_empty_text_and_reasoning_are_never_sent() -> None:
     msgs = [
         user("u1", text(""), text("real")),
         assistant(
@@ -360,14 +362,14 @@ def test_d8_10_empty_text_and_reasoning_are_never_sent() -> None:  # C21
     ]
 
 
-def test_d8_11_rebuilding_twice_gives_identical_bytes() -> None:  # C17
+def test_rebuilding_twice_gives_identical_bytes() -> None:
     for fmt in FORMATS:
         one = build(claude_code() + codex(), fmt)
         two = build(claude_code() + codex(), fmt)
         assert json.dumps(one.messages) == json.dumps(two.messages), fmt
 
 
-def test_d8_12_clearing_one_old_result_changes_bytes_only_from_that_block_on() -> None:  # C17
+def test_clearing_one_old_result_changes_bytes_only_from_that_block_on() -> None:
     def session(compacted: bool) -> list[Message]:
         return [
             user("u1", text("go")),
@@ -387,7 +389,7 @@ def test_d8_12_clearing_one_old_result_changes_bytes_only_from_that_block_on() -
         assert len(changed) == 1 and texts.CLEARED_TOOL_RESULT in json.dumps(after[changed[0]]), fmt
 
 
-def test_d8_13_no_system_message_inside_the_history() -> None:
+def test_no_system_message_inside_the_history() -> None:
     msgs = [
         user("u1", text("go")),
         Message({"id": "s1", "role": "system"}, [text("mid-conversation system")]),
@@ -479,7 +481,7 @@ def test_trailing_whitespace_of_a_final_assistant_text_is_trimmed_for_anthropic(
 
 
 # =================================================================================================
-# Anthropic prompt caching (issue 10 item 4)
+# Anthropic prompt caching (protocol.md, "`cache`")
 # =================================================================================================
 def _flat(prefix: dict, messages: list[dict]) -> list[tuple[str, dict]]:
     """The cache's view of a request: tools → system → message blocks, in order."""

@@ -1,5 +1,5 @@
 """A host built on a provider's API passes `request/build`'s output to its SDK unchanged, turn after
-turn, across rebuilds (issue 10, "Done when").
+turn, across rebuilds.
 
 The loop a host runs, in each format, on one real session per source tool (imported; generated
 sessions in the same shapes when shared/real-sessions is absent): build the request → check it (the

@@ -1,4 +1,4 @@
-"""The inflation guard (issue 11 item 5) and the request sizes it compares.
+"""The inflation guard (behavior.md#inflation-guard) and the request sizes it compares.
 
 A rebuild whose boundary plus the remaining view would not be smaller than the request it replaces
 is refused with outcome `no-gain`, both sizes reported, nothing changed. `checkpoint.inflation_guard`
@@ -22,6 +22,8 @@ from tests.unit.builders import (
     assistant,
     checkpoint_memory,
     compaction,
+    custom_tool_call_output,
+    function_call_output,
     reasoning,
     session_of,
     sync,
@@ -154,6 +156,12 @@ def test_request_tokens_counts_marked_results_as_cleared() -> None:
     saved = cleared_tokens(part) + cleared_tokens(carrier_part)
     assert saved > 2 * 2400
     assert request_tokens(s.view(), s.ordering()) == sum(m.tokens for m in s.view()) - saved
+
+
+@pytest.mark.parametrize("output", [function_call_output, custom_tool_call_output])
+def test_a_marked_responses_output_counts_as_cleared(output) -> None:
+    marked = {**output("c1", BIG_READ), "time": {"compacted": T0}}
+    assert is_marked(marked) and cleared_tokens(marked) > 2400
 
 
 def test_request_tokens_match_request_build_without_marks() -> None:

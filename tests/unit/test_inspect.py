@@ -68,6 +68,7 @@ def core_run(params: dict[str, Any], model: engine.ModelLimits, memory_root: Pat
     )
     batch = batch_from_messages(params["messages"])
     batch.tasks, batch.actors = params.get("tasks") or [], params.get("actors") or []
+    batch.tool_name_map = params.get("toolNameMap") or {}
     session.apply(batch)
     writer = engine.writer_watermark(session)
     assert writer is not None
@@ -300,6 +301,30 @@ def test_json_on_a_real_transcript_is_the_cores_own_numbers(
     model = engine.model_from_history(_main_view_of(params)) or engine.ModelLimits(DEFAULT_WINDOW)
     assert data["model"]["contextWindow"] == model.context_window
     assert_matches_the_core(data, core_run(params, model, root))
+    assert data["rebuild"]["compactedParts"] > 0  # the importer's tool-name map, used
+
+
+def test_a_params_files_tool_name_map_is_used(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The sample with its tools renamed as another agent names them: nothing is cleared, and the
+    warning names them, until the file maps them back."""
+    params = json.loads(SAMPLE.read_text(encoding="utf-8"))
+    renamed = {"read": "ReadFile", "bash": "Shell"}
+    for message in params["messages"]:
+        for part in message["parts"]:
+            if part.get("type") == "tool" and part["tool"] in renamed:
+                part["tool"] = renamed[part["tool"]]
+    path = tmp_path / "renamed.json"
+    path.write_text(json.dumps(params), encoding="utf-8")
+    root = template_root(tmp_path, params["sessionId"])
+    bundled = inspect_json(capsys, str(SAMPLE), "--memory-root", str(root))
+    unmapped = inspect_json(capsys, str(path), "--memory-root", str(root))
+    assert unmapped["rebuild"]["compactedParts"] < bundled["rebuild"]["compactedParts"]
+    assert any('"Shell" \u00d7' in w and '"ReadFile" \u00d7' in w for w in unmapped["warnings"])
+    params["toolNameMap"] = {new: old for old, new in renamed.items()}
+    path.write_text(json.dumps(params), encoding="utf-8")
+    mapped = inspect_json(capsys, str(path), "--memory-root", str(root))
+    assert mapped["rebuild"]["compactedParts"] == bundled["rebuild"]["compactedParts"]
+    assert not [w for w in mapped["warnings"] if "toolNameMap" in w]
 
 
 def _main_view_of(params: dict[str, Any]) -> list[Any]:

@@ -1,4 +1,4 @@
-"""The fidelity report over every real transcript of shared/real-sessions (issue 11 item 4).
+"""The fidelity report over every real transcript of shared/real-sessions (behavior.md#d13).
 
 Each transcript is imported, opened in a core session with a template `checkpoint.md`, and rebuilt
 at the watermark a writer starting now would cover. Whatever the outcome (`rebuilt`, or `no-gain`

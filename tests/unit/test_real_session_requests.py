@@ -34,7 +34,8 @@ NOW = 1_800_000_000_000
 CHECKPOINT = (
     "# Checkpoint\nTopic: continuing the imported session\n\n## 1 Active intent\n\nFinish the work.\n"
 )
-# (format, Anthropic thinking): thinking only applies to Anthropic's rules #5/#6.
+# (format, Anthropic thinking): thinking only applies to Anthropic's two
+# `anthropic/thinking-*` rules about the final assistant message.
 RUNS: list[tuple[str, bool | None]] = [
     ("ai-sdk", None),
     ("anthropic", None),

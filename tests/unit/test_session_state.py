@@ -47,6 +47,7 @@ def snapshot(s: Session) -> tuple:
         s.total_tokens,
         list(s.tasks),
         list(s.actors),
+        dict(s.tool_name_map),
         s.id_mode,
     )
 
@@ -127,6 +128,11 @@ def test_batch_with_a_bad_second_item_changes_nothing() -> None:
             SyncBatch(remove_parts=[(mid(1), "p1"), ("nope", "p1")]),
             "message-not-found",
             "removeParts.1.messageId",
+        ),
+        (
+            SyncBatch(tasks=[{"id": "T2"}], tool_name_map={"Read": "read", "Bash": ""}),
+            "invalid-session-data",
+            "toolNameMap.Bash",
         ),
     ],
 )
@@ -316,6 +322,17 @@ def test_listed_tasks_skip_archived_and_sort_by_created_at() -> None:
     s.apply(SyncBatch(tasks=tasks))
     assert [t["id"] for t in s.listed_tasks(now, 7)] == ["T5", "T3", "T2"]
     assert [t["id"] for t in s.listed_tasks(now, 10)] == ["T5", "T3", "T1", "T2"]
+
+
+def test_the_tool_name_map_is_replaced_whole_or_kept() -> None:
+    s = Session("s1")
+    s.apply(SyncBatch(tool_name_map={"Read": "read", "Bash": "bash"}))
+    s.apply(SyncBatch(tasks=[]))  # absent: kept
+    assert s.tool_name_map == {"Read": "read", "Bash": "bash"}
+    s.apply(SyncBatch(tool_name_map={"Grep": "grep"}))  # present: replaces, no merge
+    assert s.tool_name_map == {"Grep": "grep"}
+    s.apply(SyncBatch(tool_name_map={}))
+    assert s.tool_name_map == {}
 
 
 def test_active_actors_are_this_sessions_background_pending_or_running() -> None:

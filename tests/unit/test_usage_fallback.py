@@ -1,4 +1,4 @@
-"""Usage fallback of the trigger (issue 10 item 7).
+"""Usage fallback of the trigger (behavior.md#usage-fallback).
 
 Codex and Cline transcripts carry no usage on their newest finished step; counting 0 meant those
 sessions never triggered and nothing told the host. The count now falls back to the newest step

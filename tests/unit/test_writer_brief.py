@@ -1,4 +1,4 @@
-"""core.writer_brief: the checkpoint writer's instructions (issue 11, the writer kit)."""
+"""core.writer_brief: the checkpoint writer's instructions (behavior.md#writer-instructions)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,17 @@
-"""Requests in each provider's own format (provider-formats §D; issue 10).
+"""Requests in each provider's own format (protocol.md, "Formats").
 
 Module layout:
 
 - `model`: the normalised request (`Turn`s of `Text`, `Media`, `Reasoning`, `ToolCall`,
   `ToolResult` blocks);
-- `normalize`: the shared pass, stored view → turns (§D1), and the per-turn reminder;
+- `normalize`: the shared pass, stored view → turns ("Normalisation"), and the per-turn reminder;
 - `target`: what the host says about the model the request goes to, and the reasoning replay rule;
 - `call_ids`: deterministic call-ID remapping per provider limits;
 - `context`: the renderers' shared inputs, output and helpers; `report`: the warnings vocabulary;
 - one renderer per format: `ai_sdk`, `anthropic`, `openai_chat`, `openai_responses`, `gemini`;
 - `prefix`: the frozen system prompt and tools in each format, with its hash and cache breakpoint;
 - `cache`: Anthropic prompt-cache breakpoints on the messages;
-- `rules`: the provider-rules checker (the 400 rules of provider-formats.md §0/§A), a pure function
+- `rules`: the provider-rules checker (the requests each provider answers with a 400), a pure function
   over any output.
 """
 

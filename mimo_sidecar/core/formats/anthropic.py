@@ -1,9 +1,9 @@
-"""Target `anthropic`: the Messages API `messages` (provider-formats §A1, §D3).
+"""Target `anthropic`: the Messages API `messages` (protocol.md, "Formats", "Per format").
 
 - user turn → `{"role": "user", "content": [text | image | document blocks]}`;
 - assistant turn → `{"role": "assistant", "content": [thinking | redacted_thinking (kept byte for
   byte, in order, with their signatures), text, tool_use]}`; text that followed a tool call moves
-  before the calls (§A1.4 #2); a non-object tool input becomes `{"input": value}`;
+  before the calls (rule `anthropic/text-after-tool-use`); a non-object tool input becomes `{"input": value}`;
 - tool turn → `{"role": "user", "content": [tool_result…]}`, one per call, in call order, first in
   the message: the user content of the same turn follows in the same message (consecutive
   same-role messages are merged, as the API would);
@@ -13,8 +13,9 @@
 - thinking: replayed only to the provider and model that signed it; `thinking: false` drops it all;
   with `thinking: true`, a final assistant message with tool calls that does not start with signed
   thinking is sent without its thinking and with `overrides.thinking = {"type": "disabled"}`
-  (rules #5/#6, §D1.12 option a);
-- a final assistant message (a prefill) loses its trailing whitespace (§A1.4 #10).
+  (the rules `anthropic/thinking-not-first` and `anthropic/thinking-when-off`);
+- a final assistant message (a prefill) loses its trailing whitespace (rule
+  `anthropic/trailing-whitespace`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Anthropic prompt-cache breakpoints on the messages (provider-formats §A1.6, §D7).
+"""Anthropic prompt-cache breakpoints on the messages (protocol.md, "`cache`").
 
 At most 3 here, plus the one `prefix` puts on the last block of the frozen prefix (4 in all):
 

@@ -1,4 +1,5 @@
-"""What every renderer shares: its inputs, its output, and the per-target helpers of §D1."""
+"""What every renderer shares: its inputs, its output, and the per-target helpers of the
+normalisation (protocol.md, "Normalisation (every format)")."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from .call_ids import CallIdMap
 from .model import Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 from .target import Target, replay_refusal
 
-# Fixed texts: byte-stable from request to request (provider-formats §D7).
+# Fixed texts: byte-stable from request to request, so a cached prefix stays valid (protocol.md, "`cache`").
 MEDIA_FROM_RESULT = "[Attachments returned by tool call {call_id}]"
 MEDIA_PLACEHOLDER = "[Attachment not sent: {label} ({reason})]"
 LEADING_USER_TEXT = "[Earlier conversation omitted]"
@@ -42,7 +43,7 @@ class RenderContext:
     volatile: list[Json] = field(default_factory=list)  # rendered volatile blocks (Text.volatile)
 
     def not_replayed(self, call: ToolCall, source: str) -> bool:
-        """§D1.3: a provider-executed call (and its result) is replayed only in `ai-sdk`."""
+        """A provider-executed call (and its result) is replayed only in `ai-sdk`."""
         if not call.provider_executed:
             return False
         self.report.tally(r.PROVIDER_EXECUTED_DROPPED, "provider-executed tool calls not replayed", source)
@@ -79,7 +80,7 @@ class RenderContext:
 
 
 def text_before_calls(blocks: list[Any], source: str, report: r.Report) -> list[Any]:
-    """§D1.4: text that follows a tool call moves before the first call (the order of reasoning and
+    """Text that follows a tool call moves before the first call (the order of reasoning and
     calls is kept: signed thinking must stay where the model put it)."""
     first_call = next((i for i, b in enumerate(blocks) if isinstance(b, ToolCall)), None)
     if first_call is None:
@@ -103,7 +104,7 @@ def object_input(call: ToolCall, source: str, report: r.Report) -> Json:
 
 
 def inlined_text(media: Media, ctx: RenderContext, source: str) -> bool:
-    """A MiMo text file part: the host already inlines its text (provider-formats §D1.6)."""
+    """A MiMo text file part: the host already inlines its text (`file-skipped`)."""
     if media.mime in INLINED_TEXT_TYPES and media.native is None:
         ctx.report.tally(r.FILE_SKIPPED, "text file parts not sent (the host inlines their text)", source)
         return True

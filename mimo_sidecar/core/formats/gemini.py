@@ -1,4 +1,4 @@
-"""Target `gemini`: `generateContent` `contents` (provider-formats §A4, §D6).
+"""Target `gemini`: `generateContent` `contents` (protocol.md, "Formats", "Per format").
 
 - user turn → `{"role": "user", "parts": [{"text"}, {"inlineData": {"mimeType", "data"}},
   {"fileData": {"mimeType", "fileUri"}}]}`;

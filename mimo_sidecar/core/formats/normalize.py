@@ -1,16 +1,17 @@
 """The shared normalisation pass: stored view → `Turn`s.
 
-provider-formats §D1; behavior.md#part-conversion, behavior.md#request-validity.
+protocol.md, "Formats", "Normalisation (every format)"; behavior.md#part-conversion,
+behavior.md#request-validity.
 
 Run once per request, before any renderer:
 
-1. **Select** (§D1.1): an assistant message with an error is skipped unless it was aborted and has
+1. **Select**: an assistant message with an error is skipped unless it was aborted and has
    real parts; `ignored` text and bookkeeping parts (`step-start`, `step-finish`, `snapshot`,
    `patch`, `retry`, `agent`) are not content; empty text is never content.
-2. **Steps** (§D1.2): an inline assistant message splits at `step-start`; consecutive split entries
+2. **Steps**: an inline assistant message splits at `step-start`; consecutive split entries
    that share `info.providerMessageID` (one provider response stored as several records, with the
    carriers of its parallel calls written in between) merge into one assistant turn.
-3. **Results** (§D1.3, §D1.8): every call gets exactly one result, in a tool turn right after its
+3. **Results**: every call gets exactly one result, in a tool turn right after its
    assistant turn, in call order: the inline state, or the first split result stored after the
    call, wherever its carrier is. A call without a result gets an interrupted error result (fixed
    text). Results without a call before them, second results and second calls with an already used
@@ -68,7 +69,8 @@ NOT_REAL_PARTS = frozenset(
 )
 # Parts that carry nothing for the model (bookkeeping, or handled elsewhere).
 BOOKKEEPING_PARTS = frozenset({"step-start", "step-finish", "snapshot", "patch", "retry", "agent"})
-# Replay tokens a MiMo reasoning part's metadata may hold, per family (provider-formats §A5).
+# Replay tokens a MiMo reasoning part's metadata may hold, per family (the AI SDK's `providerOptions`
+# keys; protocol.md, "Split shapes: field reference").
 REPLAY_KEYS = {
     ANTHROPIC: ("signature", "redactedData"),
     OPENAI: ("itemId", "reasoningEncryptedContent"),

@@ -1,4 +1,5 @@
-"""Target `openai-responses`: Responses API `input` items, for stateless use (provider-formats §A3, §D5).
+"""Target `openai-responses`: Responses API `input` items, for stateless use (protocol.md, "Formats",
+"Per format").
 
 - user turn → `{"type": "message", "role": "user", "content": [input_text | input_image |
   input_file]}`; a stored developer/system message (`info.providerRole`, Codex) keeps its role as

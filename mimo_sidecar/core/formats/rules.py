@@ -1,4 +1,4 @@
-"""The provider-rules checker: the 400 rules of provider-formats.md §0/§A, per output format.
+"""The provider-rules checker: what each provider refuses with a 400, per output format.
 
     check(fmt, messages, prefix=None, overrides=None, thinking=None, open_end=False) -> [Violation]
 
@@ -7,18 +7,19 @@ it returns every rule the list breaks, empty when a provider would accept it. `p
 `prefix.request` (its cache breakpoints count; for `openai-chat` its `messages` go in front; for
 `anthropic`, given, it must define `tools` when the history holds calls);
 `overrides` is `request/build`'s `overrides` (a forced `thinking: disabled`); `thinking` is the
-request's Anthropic thinking mode (None: rules #5/#6 are not checked); `open_end` says the host
+request's Anthropic thinking mode (None: the two `anthropic/thinking-*` rules about the final
+assistant message are not checked); `open_end` says the host
 appends a user turn before sending (the writer's fork), so the rules about the final message are
 not checked.
 
 Each `Violation` names its rule (`<format>/<rule>`, listed in `RULES`), the index of the message or
 item and a detail.
 
-Two rules are stricter or looser than provider-formats.md's wording, on the evidence of real traffic:
+Two rules are stricter or looser than the APIs' documentation, on the evidence of real traffic:
 an Anthropic text block must hold non-whitespace text (the API's own 400 message: "text content
 blocks must contain non-whitespace text"; Claude Code drops the whitespace-only blocks it stores
-before sending), and a Responses `developer` message may sit anywhere in `input` (§A3 gives no
-position rule; Codex, OpenAI's own client, sends its history with developer messages
+before sending), and a Responses `developer` message may sit anywhere in `input` (the Responses
+documentation gives no position rule; Codex, OpenAI's own client, sends its history with developer messages
 mid-conversation: model switches, aborted turns, permission changes).
 """
 
@@ -54,15 +55,15 @@ GEMINI_DATA_FIELDS = frozenset(
 
 RULES = {
     "anthropic/role": "roles are user and assistant only (system goes in `system`)",
-    "anthropic/empty": "text blocks hold non-whitespace text; messages are non-empty (§A1.4 #9)",
-    "anthropic/tool-use-unanswered": "every tool_use is answered by a tool_result in the next message (#1)",
-    "anthropic/text-after-tool-use": "no text after a tool_use in an assistant message (#2)",
-    "anthropic/orphan-tool-result": "every tool_result has its tool_use in the previous message (#3)",
-    "anthropic/tool-result-not-first": "tool_result blocks come first in their user message (#4)",
-    "anthropic/thinking-not-first": "thinking on: the final assistant message with tool_use starts so (#5)",
-    "anthropic/thinking-when-off": "thinking off: the final assistant message has no thinking (#6)",
+    "anthropic/empty": "text blocks hold non-whitespace text; messages are non-empty",
+    "anthropic/tool-use-unanswered": "every tool_use is answered by a tool_result in the next message",
+    "anthropic/text-after-tool-use": "no text after a tool_use in an assistant message",
+    "anthropic/orphan-tool-result": "every tool_result has its tool_use in the previous message",
+    "anthropic/tool-result-not-first": "tool_result blocks come first in their user message",
+    "anthropic/thinking-not-first": "thinking on: the final assistant message with tool_use starts so",
+    "anthropic/thinking-when-off": "thinking off: the final assistant message has no thinking",
     "anthropic/thinking-misplaced": "thinking blocks only in assistant messages, with a signature or data",
-    "anthropic/trailing-whitespace": "a final assistant text does not end in whitespace (#10)",
+    "anthropic/trailing-whitespace": "a final assistant text does not end in whitespace",
     "anthropic/tool-use-id": "tool_use ids use [A-Za-z0-9_-] and are unique",
     "anthropic/tool-input": "tool_use.input is an object",
     "anthropic/image": "images are JPEG/PNG/GIF/WebP, at most 5 MB",
@@ -117,8 +118,8 @@ class _Found:
 
 def _blank(text: Any) -> bool:
     """Anthropic answers 400 "text content blocks must contain non-whitespace text" for a text
-    block that is empty or only whitespace (provider-formats §A1.2 says non-empty; the API's own
-    message is stricter)."""
+    block that is empty or only whitespace (the documentation says non-empty; the API's own message
+    is stricter)."""
     return not isinstance(text, str) or is_blank(text)
 
 

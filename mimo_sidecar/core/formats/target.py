@@ -1,4 +1,5 @@
-"""The target of a request: which model it goes to and what that model accepts (provider-formats §D0).
+"""The target of a request: which model it goes to and what that model accepts (protocol.md,
+"`target`").
 
 `Target` is what the host says (`request/build` `target`); `resolve` fills the gaps:
 
@@ -9,7 +10,8 @@
   collapsed it out of the request and for the writer's older fork. For `ai-sdk` nothing is filtered unless
   the host gives a target (today's output is kept byte for byte).
 - `thinking`: Anthropic extended thinking on (`True`), off (`False`) or unknown (`None`, the
-  default: signed thinking is kept and rules #5/#6 of provider-formats §A1.4 are not enforced).
+  default: signed thinking is kept and the final-message thinking rules of `rules` are not
+  enforced).
 - `images`: the model takes image and file input (default true); when false, media becomes a
   fixed text placeholder.
 - `tool_result_media`: media may sit inside a tool result. Default per format: true for

@@ -105,7 +105,9 @@ def insert_result(inserted: Inserted) -> w.InsertResult:
         revision=inserted.revision,
         message=res.message if res else None,
         compacted=[
-            w.CompactedPart(message_id=m.message_id, part_id=m.part_id, compacted_at=m.compacted_at)
+            w.CompactedPart(
+                message_id=m.message_id, call_id=m.call_id, part_id=m.part_id, compacted_at=m.compacted_at
+            )
             for m in (res.compacted if res else [])
         ],
         sections=report.sections if report else [],

@@ -25,6 +25,7 @@ def batch_of(params: w.SyncParams) -> SyncBatch:
         remove_parts=[(r.message_id, r.part_id) for r in params.remove_parts],
         tasks=params.tasks,
         actors=params.actors,
+        tool_name_map=params.tool_name_map,
     )
 
 
@@ -54,6 +55,7 @@ def register(server: SidecarServer) -> None:
             ids_ascending=p.ids_ascending,
             parent_id=p.parent.session_id if p.parent else None,
             parent_watermark=p.parent.watermark if p.parent else None,
+            tool_name_map=p.tool_name_map,
         )
         opened = ls.service.open(request, create_checkpoint=p.create_checkpoint)
         return w.OpenResult(

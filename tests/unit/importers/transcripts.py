@@ -1,6 +1,6 @@
 """Small synthetic transcripts in each tool's on-disk shape, for the importer tests.
 
-Written from the field descriptions of provider-formats.md §B, in our own words: no content of a
+Written from the field descriptions of docs/importers.md, in our own words: no content of a
 real session is copied here. Each builder appends records and writes them where a test wants.
 """
 
@@ -35,7 +35,9 @@ def open_in_core(params: Json) -> Session:
     session = Session(
         params["sessionId"], params.get("projectId"), request_prefix=params.get("requestPrefix")
     )
-    session.apply(batch_from_messages(params["messages"]))
+    batch = batch_from_messages(params["messages"])
+    batch.tool_name_map = dict(params.get("toolNameMap") or {})
+    session.apply(batch)
     return session
 
 
