@@ -33,15 +33,17 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 from . import texts
+from .collapse import digested_range
 from .ids import IdMinter, IdScheme
 from .jstext import JS_WS_CLASS, js_trim
 from .memory_files import MemoryRoot
 from .message import Json, Message
+from .ordering import Ordering
 from .shapes import MESSAGE_LEVEL_RESULT, is_carrier, logical_calls, tool_results, tool_uses
 from .words import MAIN_AGENT
 
@@ -192,6 +194,38 @@ def _checkpoint_part(watermark: str, digest_up_to: str | None, has_activity: boo
 
 def _synthetic_text(text: str) -> Json:
     return {"type": "text", "synthetic": True, "text": text}
+
+
+def recorded_time(message: Message | None) -> int | None:
+    """`time.created` when the message exists and records one; None otherwise (never a fake 0)."""
+    if message is None:
+        return None
+    t = message.info.get("time")
+    c = t.get("created") if isinstance(t, dict) else None
+    return int(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else None
+
+
+def boundary_base_time(
+    watermark: Message | None, listed_after: Iterable[Message], ordering: Ordering
+) -> int | None:
+    """The time the boundary is stamped one millisecond after, and microcompaction's threshold
+    (behavior.md#boundary-time): the newest `time.created` among the messages the checkpoint
+    covers; None when W is unknown or records no time (the boundary is then stamped now + 1).
+
+    The checkpoint covers W, what lists before W (all of it created no later than W), and, when W
+    is itself a checkpoint boundary, the range its collapse removed from the request
+    `(coveredUpTo, digestUpTo]` (D12): those messages list after W, since W was back-dated to its
+    own watermark, and a boundary stamped W + 1 would show them again, in full, while its own
+    collapse (`ord > ord(W)`) would not remove them. `listed_after` is W's slice after W; only a
+    checkpoint boundary reads it.
+    """
+    base = recorded_time(watermark)
+    if base is None or watermark is None or not watermark.is_checkpoint_boundary():
+        return base
+    span, _ = digested_range(watermark, ordering)
+    if span is None:  # W collapsed nothing (no digest, or an unknown endpoint): nothing to step over
+        return base
+    return max([base, *(m.created for m in listed_after if span.collapses(ordering.key_of(m)))])
 
 
 def build_boundary(

@@ -44,7 +44,9 @@ def _newest_checkpoint_boundary(messages: list[Message]) -> Message | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Range:
+class DigestedRange:
+    """The creation-order range `(coveredUpTo, digestUpTo]` a checkpoint boundary digested."""
+
     covered: Any  # ord(coveredUpTo)
     digested: Any  # ord(digestUpTo)
 
@@ -52,7 +54,7 @@ class _Range:
         return bool(self.covered < key <= self.digested)
 
 
-def _collapse_range(boundary: Message, ordering: Ordering) -> tuple[_Range | None, str | None]:
+def digested_range(boundary: Message, ordering: Ordering) -> tuple[DigestedRange | None, str | None]:
     """The ord range the boundary digested, or (None, warning) when it cannot be located."""
     cp = boundary.first_part("checkpoint") or {}
     digest_up_to = cp.get("digestUpTo")
@@ -65,7 +67,7 @@ def _collapse_range(boundary: Message, ordering: Ordering) -> tuple[_Range | Non
     digested = ordering.key(digest_up_to)
     if digested is None:
         return None, texts.collapse_unknown_endpoint_warning("digestUpTo", digest_up_to)
-    return _Range(covered, digested), None
+    return DigestedRange(covered, digested), None
 
 
 def _trim_carrier(carrier: Message, dropped_call_ids: set[str]) -> Message | None:
@@ -92,7 +94,7 @@ def collapse(messages: list[Message], ordering: Ordering) -> CollapseResult:
     boundary = _newest_checkpoint_boundary(messages)
     if boundary is None:
         return CollapseResult(messages)
-    span, warning = _collapse_range(boundary, ordering)
+    span, warning = digested_range(boundary, ordering)
     if span is None:
         return CollapseResult(messages, warnings=(warning,) if warning else ())
 

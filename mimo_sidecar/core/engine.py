@@ -19,6 +19,7 @@ from .boundary import (
     MicrocompactionPlan,
     PlannedMark,
     apply_marks,
+    boundary_base_time,
     build_boundary,
     classify,
     plan_microcompaction,
@@ -281,11 +282,11 @@ def compute(
         outcome = "insert-failed"
         if rendered.text:
             # A stand-in boundary: the real one differs only in its freshly minted IDs.
-            w_created = _created_of(session.find_in_context(stored))
+            base = base_time(session, stored)
             draft = _boundary(
-                session, memory, rendered, stored, d, w_created, now_ms, _DRAFT_MINTER, [], msgs=main_view
+                session, memory, rendered, stored, d, base, now_ms, _DRAFT_MINTER, [], msgs=main_view
             )
-            sizes, _ = request_sizes(session, main_view, draft, w_created, now_ms, session.tool_name_map)
+            sizes, _ = request_sizes(session, main_view, draft, base, now_ms, session.tool_name_map)
             outcome = "no-gain" if _refused(config, sizes) else "rebuilt"
     return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes)
 
@@ -388,14 +389,14 @@ def plan_insert(
     if not rendered.text:
         result.detail = rendered.empty_reason or texts.RENDERED_EMPTY
         return result
-    w_created = _created_of(session.find_in_context(watermark))  # D12: not only in the view
+    base = base_time(session, watermark)
     boundary = _boundary(
         session,
         memory,
         rendered,
         watermark,
         d,
-        w_created,
+        base,
         now_ms,
         minter,
         warnings,
@@ -406,7 +407,7 @@ def plan_insert(
     )
     view = session.context_view(MAIN_AGENT)
     names = tool_names(session, tool_name_map)
-    result.sizes, plan = request_sizes(session, view, boundary, w_created, now_ms, names)
+    result.sizes, plan = request_sizes(session, view, boundary, base, now_ms, names)
     if plan.unmapped:
         warnings.append(texts.unmapped_tool_results(plan.unmapped))
     if _refused(config, result.sizes):
@@ -414,7 +415,7 @@ def plan_insert(
         return result
     planned = plan.marks
     result.compacted = [m.compact_mark(now_ms) for m in planned]
-    if w_created is None:
+    if base is None:
         warnings.append(texts.MICROCOMPACTION_SKIPPED)
     if session.watermark != watermark:
         warnings.append(texts.WATERMARK_ADVANCED_DURING_WAIT)
@@ -438,13 +439,29 @@ def apply_insert(session: Session, result: InsertResult) -> None:
 _DRAFT_MINTER = IdMinter(lambda n: bytes(n))
 
 
+def base_time(session: Session, watermark: str) -> int | None:
+    """The boundary's base time for W (`boundary_base_time`): the boundary is stamped one
+    millisecond after it, and microcompaction marks what was created after it.
+
+    D12: W is looked up wherever the session can see it, not only in the view. When W lies behind
+    an earlier boundary it is not in the view, and MiMo then stamps the boundary "now", which
+    hides every live message after W. When W is an earlier boundary, MiMo's W + 1 lists the new
+    boundary before the messages that boundary had digested, which then come back in full. Only
+    W's own slice is read (a W in the inherited context precedes every message of this session).
+    """
+    own = session.get(watermark)
+    if own is None:
+        return boundary_base_time(session.find_in_context(watermark), (), session.ordering())
+    return boundary_base_time(own, session.listed_after(own), session.ordering())
+
+
 def _boundary(
     session: Session,
     memory: MemoryRoot,
     rendered: RenderResult,
     watermark: str,
     digest_up_to: str | None,
-    w_created: int | None,
+    base: int | None,
     now_ms: int,
     minter: IdMinter,
     warnings: list[str],
@@ -455,13 +472,8 @@ def _boundary(
     boundary_id: str | None = None,
 ) -> Message:
     """The boundary message of behavior.md#boundary-message for a rendered text (not yet registered), stamped
-    W + 1.
-
-    D12: `w_created` is W's time wherever W is (`Session.find_in_context`). When W lies behind an
-    earlier boundary it is not in the view, and MiMo then stamps the boundary "now", which hides
-    every live message after W; W + 1 keeps them in the view. Companion texts that fail are
-    reported in `warnings`.
-    """
+    `base` + 1 (`base_time`), or now + 1 without one. Companion texts that fail are reported in
+    `warnings`."""
     built = build_boundary(
         session_id=session.session_id,
         watermark=watermark,
@@ -474,7 +486,7 @@ def _boundary(
         ),
         agent=agent or _last_user_field(msgs, "agent"),
         model=model or _last_user_field(msgs, "model"),
-        boundary_created_at=w_created,
+        boundary_created_at=base,
         now_ms=now_ms,
         minter=minter,
         message_id=boundary_id,
@@ -487,14 +499,14 @@ def request_sizes(
     session: Session,
     view: Sequence[Message],
     boundary: Message,
-    w_created: int | None,
+    base: int | None,
     now_ms: int,
     tool_name_map: Mapping[str, str] | None = None,
 ) -> tuple[RequestSizes, MicrocompactionPlan]:
     """The request now (over `view`) and once `boundary` is inserted and microcompaction has
-    marked the results created after W (`w_created`, at `now_ms`), estimated (behavior.md#request); and that
-    microcompaction's plan."""
-    plan = plan_microcompaction(session.messages(), w_created, boundary.id, tool_name_map=tool_name_map)
+    marked the results created after the boundary's base time (`base`, at `now_ms`), estimated
+    (behavior.md#request); and that microcompaction's plan."""
+    plan = plan_microcompaction(session.messages(), base, boundary.id, tool_name_map=tool_name_map)
     ordering = session.ordering()
     after = request_tokens(session.view_with(boundary), ordering, plan.marks, now_ms)
     return RequestSizes(request_tokens(view, ordering), after), plan
@@ -518,15 +530,6 @@ def _or_empty(make: Callable[[], str], warnings: list[str], what: str) -> str:
     except Exception as exc:
         warnings.append(texts.companion_text_omitted(what, exc))
         return ""
-
-
-def _created_of(message: Message | None) -> int | None:
-    """`time.created` when the message exists and records one; None otherwise (never a fake 0)."""
-    if message is None:
-        return None
-    t = message.info.get("time")
-    c = t.get("created") if isinstance(t, dict) else None
-    return int(c) if isinstance(c, (int, float)) and not isinstance(c, bool) else None
 
 
 def _last_user_field(msgs: Sequence[Message], name: str) -> Any:

@@ -37,8 +37,8 @@ def dotted(path: FieldPath) -> str:
 class DomainError(Exception):
     """A request the session or the service cannot carry out; nothing was changed.
 
-    `field` is the input at fault (the wire's `data.field`); `within` optionally narrows the
-    message to a key inside it (a part upsert at fault because of its `part.messageID`).
+    `field` is the input at fault, as the host sent it: the wire's `data.field`, and the path the
+    message starts with.
     """
 
     def __init__(
@@ -47,14 +47,11 @@ class DomainError(Exception):
         detail: str,
         field: FieldPath | None = None,
         data: dict[str, Any] | None = None,
-        *,
-        within: FieldPath = (),
     ) -> None:
-        super().__init__(f"{dotted((*field, *within))}: {detail}" if field is not None else detail)
+        super().__init__(f"{dotted(field)}: {detail}" if field is not None else detail)
         self.code = code
         self.detail = detail
         self.field = field
-        self.within = within
         self.data = data or {}
 
     @property
@@ -64,5 +61,5 @@ class DomainError(Exception):
 
     @property
     def message(self) -> str:
-        """`<path>: <detail>` (the path of `field` and `within`), or the detail alone."""
+        """`<path>: <detail>` (the path of `field`), or the detail alone."""
         return str(self)

@@ -7,7 +7,7 @@ own annotations (`seq`, the caches) live on this record, never inside the host's
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from .jsjson import js_json_length
 from .jstext import est_len
@@ -19,6 +19,23 @@ TEXT_BLOCK_TYPES = frozenset({"text", "reasoning"})
 BOUNDARY_PART_TYPES = frozenset({"checkpoint", "compaction"})
 
 Json = dict[str, Any]
+
+# behavior.md#messages: `time.created` is a non-negative integer of milliseconds, at most JavaScript's
+# largest exact integer, so that a boundary's time (one more) is still exact for a JavaScript host.
+MAX_CREATED_MS = 2**53 - 1
+CreatedProblem = Literal["type", "fraction", "negative", "too-large"]
+
+
+def created_problem(value: Any) -> CreatedProblem | None:
+    """Why `value` is not a valid `time.created`, or None. An integral JSON number written with a
+    fraction (`1767225600000.0`, which a Python host may send) is the same integer and is valid."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "type"
+    if isinstance(value, float) and not value.is_integer():
+        return "fraction"
+    if value < 0:
+        return "negative"
+    return "too-large" if value > MAX_CREATED_MS else None
 
 
 def part_tokens(part: Any) -> int:

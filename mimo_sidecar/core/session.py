@@ -18,7 +18,7 @@ from typing import Any, overload
 
 from . import texts
 from .errors import DomainError, ErrorCode, FieldPath
-from .message import Json, Message
+from .message import Json, Message, created_problem
 from .ordering import Ordering, is_mimo_v2_message_id
 from .words import MAIN_AGENT, WriterOutcome
 
@@ -41,6 +41,11 @@ class MessageUpsert:
 class PartUpsert:
     message_id: str
     part: Json
+    # Where the host put them within the item, so that an error names what it sent: the part
+    # under `part` (or the item itself, a bare part), the message ID in the wrapper's `messageId`
+    # (or the part's `messageID`).
+    part_field: FieldPath = ("part",)
+    message_id_field: FieldPath = ("messageId",)
 
 
 @dataclass
@@ -217,6 +222,11 @@ class Session:
         start = self.view_start(agent_id)
         return ListWindow(listing.msgs, listing.index(start) if start is not None else 0)
 
+    def listed_after(self, message: Message) -> ListWindow:
+        """The messages of `message`'s slice listed after it (it must be listed), without a copy."""
+        listing = self._by_agent[message.agent_id]
+        return ListWindow(listing.msgs, listing.index(message) + 1)
+
     def view_with(self, boundary: Message) -> list[Message]:
         """The view of the boundary's slice as it would be once `boundary` is inserted (it is not).
 
@@ -321,23 +331,20 @@ class Session:
                 _validate_part(part, (messages_field, i, "parts", j), require_id=False)
         removed = set(batch.remove_messages)
         for i, pu in enumerate(batch.upsert_parts):
-            where = ("upsertParts", i)
+            named_by: FieldPath = ("upsertParts", i, *pu.message_id_field)
             if pu.message_id not in self._messages and pu.message_id not in incoming:
-                raise DomainError(
-                    ErrorCode.MESSAGE_NOT_FOUND,
-                    texts.no_message(pu.message_id),
-                    where,
-                    within=("part", "messageID"),
-                )
+                raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(pu.message_id), named_by)
             if pu.message_id in removed:
-                raise DomainError(INVALID, texts.message_also_removed(pu.message_id), where)
-            _validate_part(pu.part, (*where, "part"), require_id=True)
+                raise DomainError(INVALID, texts.message_also_removed(pu.message_id), named_by)
+            _validate_part(pu.part, ("upsertParts", i, *pu.part_field), require_id=True)
         for i, mid in enumerate(batch.remove_messages):
             if mid not in self._messages and mid not in incoming:
                 raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(mid), ("removeMessages", i))
         for i, (mid, _pid) in enumerate(batch.remove_parts):
             if mid not in self._messages and mid not in incoming:
-                raise DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(mid), ("removeParts", i))
+                raise DomainError(
+                    ErrorCode.MESSAGE_NOT_FOUND, texts.no_message(mid), ("removeParts", i, "messageId")
+                )
         for name, items in (("tasks", batch.tasks), ("actors", batch.actors)):
             for i, item in enumerate(items or []):
                 if not isinstance(item, dict):
@@ -549,7 +556,7 @@ def _validate_info(info: Json, where: FieldPath) -> None:
     if t is not None and not isinstance(t, dict):
         raise DomainError(INVALID, texts.OBJECT_REQUIRED, (*where, "time"))
     created = t.get("created") if isinstance(t, dict) else None
-    if created is not None and (not isinstance(created, (int, float)) or isinstance(created, bool)):
+    if created is not None and created_problem(created) is not None:
         raise DomainError(INVALID, texts.MILLISECONDS_REQUIRED, (*where, "time", "created"))
     agent = info.get("agentID")
     if agent is not None and not isinstance(agent, str):

@@ -398,7 +398,7 @@ NON_EMPTY_STRING_REQUIRED = "a non-empty string is required"
 OBJECT_REQUIRED = "an object is required"
 STRING_REQUIRED = "a string is required"
 ROLE_REQUIRED = "must be 'user', 'assistant' or 'tool'"
-MILLISECONDS_REQUIRED = "a number of milliseconds is required"
+MILLISECONDS_REQUIRED = "a non-negative integer number of milliseconds is required"
 PART_ID_REQUIRED = "a non-empty string is required to upsert a part"
 
 
@@ -454,6 +454,10 @@ def closed_during_writer_wait(session_id: str) -> str:
 
 def not_in_main_view(message_id: str | None) -> str:
     return f"message {message_id!r} is not in the main view"
+
+
+def writer_end_not_in_main_view(message_id: str | None) -> str:
+    return f"the in-flight writer's watermark {message_id!r} is not in the main view"
 
 
 def writer_watermark_mismatch(given: str, in_flight: str | None) -> str:

@@ -73,10 +73,7 @@ def prepare(
             instructions=instructions,
         )
     except KeyError:
-        missing = {"messageId": covered}
-        raise DomainError(
-            ErrorCode.MESSAGE_NOT_FOUND, texts.not_in_main_view(covered), ("watermark",), missing
-        ) from None
+        raise writers.not_in_main_view(covered, "watermark" if watermark is not None else None) from None
     started = not writer.in_flight
     reply = answer(
         Prepared(

@@ -17,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from ..core import engine, texts
+from ..core import engine
 from ..core.config import RebuildConfig
-from ..core.errors import DomainError, ErrorCode
+from ..core.errors import DomainError
 from ..core.formats import AI_SDK_OUTPUT, BuildOutput
 from ..core.ids import IdMinter
 from ..core.memory_files import CHECKPOINT_FILE, MemoryRoot
@@ -281,11 +281,7 @@ class SidecarService:
                 session, up_to, fmt=output.fmt, target=output.target, cache_ttl=output.cache_ttl
             )
         except KeyError:
-            missing = up_to or session.writer.end_message_id
-            raise DomainError(
-                ErrorCode.MESSAGE_NOT_FOUND,
-                texts.not_in_main_view(missing),
-                ("upTo",),
-                {"messageId": missing},
-            ) from None
+            if up_to is not None:
+                raise writers.not_in_main_view(up_to, "upTo") from None
+            raise writers.not_in_main_view(session.writer.end_message_id, None) from None
         return Built(session.revision, result)

@@ -134,6 +134,16 @@ async def wait(slot: SessionSlot, bound_ms: int) -> WriterWait:
             pass
 
 
+def not_in_main_view(message_id: str | None, given_as: str | None) -> DomainError:
+    """A writer's end that is not in the main view, so its forked history cannot be built: named
+    by the param `given_as` when the host sent it, else it is the in-flight writer's (reported
+    earlier), and no input of this request is at fault."""
+    data = {"messageId": message_id}
+    if given_as is not None:
+        return DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.not_in_main_view(message_id), (given_as,), data)
+    return DomainError(ErrorCode.MESSAGE_NOT_FOUND, texts.writer_end_not_in_main_view(message_id), None, data)
+
+
 def closed_during_wait(slot: SessionSlot) -> DomainError:
     sid = slot.session_id
     return DomainError(

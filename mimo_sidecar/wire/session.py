@@ -9,9 +9,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PlainValidator, WithJsonSchema, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    Field,
+    ModelWrapValidatorHandler,
+    PlainValidator,
+    PrivateAttr,
+    ValidationError,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError, PydanticKnownError
 
+from ..core.message import MAX_CREATED_MS, created_problem
 from ..core.words import WriterOutcome, WriterStartState
 from .common import (
     HostObject,
@@ -31,14 +40,63 @@ from .common import (
 # ---------------------------------------------------------------------------------------------
 
 
+# pydantic's own error types for an integer field, with their bounds.
+_CREATED_ERRORS: dict[str, tuple[str, dict[str, int]]] = {
+    "type": ("int_type", {}),
+    "fraction": ("int_from_float", {}),
+    "negative": ("greater_than_equal", {"ge": 0}),
+    "too-large": ("less_than_equal", {"le": MAX_CREATED_MS}),
+}
+
+
+def _message_time(value: Any) -> Any:
+    """`info.time`: an object whose `created`, when present, is as behavior.md#messages defines it
+    (`created_problem`); its other keys are the host's. Checked without a model per message, which
+    would double what `session/open` spends validating."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise PydanticKnownError("dict_type")
+    created = value.get("created")
+    problem = None if created is None else created_problem(created)
+    if problem is not None:
+        kind, bounds = _CREATED_ERRORS[problem]
+        error: InitErrorDetails = {"type": kind, "loc": ("created",), "input": created, "ctx": bounds}
+        raise ValidationError.from_exception_data("time", [error])
+    return value
+
+
+MessageTime = Annotated[
+    Any,
+    PlainValidator(_message_time),
+    WithJsonSchema(
+        {
+            "type": ["object", "null"],
+            "properties": {
+                "created": {
+                    "type": ["integer", "null"],
+                    "minimum": 0,
+                    "maximum": MAX_CREATED_MS,
+                    "description": "Creation time: milliseconds since the epoch, a non-negative integer (an "
+                    "integral number such as `1767225600000.0` counts) up to 2^53 − 1 "
+                    "(behavior.md#messages).",
+                }
+            },
+            "additionalProperties": True,
+        }
+    ),
+]
+
+
 class MessageInfo(HostObject):
-    """A message's `info` object (behavior.md#messages). Only `id`, `role` and `agentID` are checked here;
-    `time.created` is checked by the session; every other key is kept and counted."""
+    """A message's `info` object (behavior.md#messages). Only `id`, `role`, `agentID` and `time` (an object,
+    its `created` an integer of milliseconds) are checked; every other key is kept and counted."""
 
     id: MessageId = Field(description="Message ID (behavior.md#ordering, behavior.md#ids).")
     role: Role = Field(description="`user` or `assistant`; split shapes may also use `tool` "
                                    "(behavior.md#shapes).")
     agentID: str | None = Field(None, description="Agent slice; absent means `main`.")
+    time: MessageTime = Field(None, description="When the message was created (and completed).")
 
 
 class Part(HostObject):
@@ -197,13 +255,20 @@ class PartUpsert(Params):
 
     message_id: MessageId | None = Field(None, description="Owning message; defaults to `part.messageID`.")
     part: StreamedPart
+    _bare: bool = PrivateAttr(False)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _accept_bare_part(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "part" not in data and "type" in data:
-            return {"part": data}
-        return data
+    def _accept_bare_part(cls, data: Any, handler: ModelWrapValidatorHandler[PartUpsert]) -> PartUpsert:
+        if not (isinstance(data, dict) and "part" not in data and "type" in data):
+            return handler(data)
+        try:
+            upsert = handler({"part": data})
+        except ValidationError as err:  # the paths of what the host sent: no `part` key in between
+            unwrapped = [_unwrapped(e) for e in err.errors()]
+            raise ValidationError.from_exception_data(err.title, unwrapped) from None
+        upsert._bare = True
+        return upsert
 
     @model_validator(mode="after")
     def _resolve_message_id(self) -> PartUpsert:
@@ -223,6 +288,27 @@ class PartUpsert(Params):
     @property
     def target(self) -> str:
         return self.message_id if self.message_id is not None else str(self.part.messageID)
+
+    @property
+    def part_field(self) -> tuple[str, ...]:
+        """Where the part is within the item: under `part`, or the item itself (a bare part)."""
+        return () if self._bare else ("part",)
+
+    @property
+    def message_id_field(self) -> tuple[str, ...]:
+        """The key within the item that named the message: the wrapper's, else the part's."""
+        return ("messageId",) if self.message_id is not None else (*self.part_field, "messageID")
+
+
+def _unwrapped(error: ErrorDetails) -> InitErrorDetails:
+    """A bare part's validation error with the `part` key the sidecar wrapped it in taken out of
+    its path."""
+    loc = error["loc"][1:] if error["loc"][:1] == ("part",) else error["loc"]
+    return {
+        "type": PydanticCustomError(error["type"], error["msg"]),
+        "loc": loc,
+        "input": error["input"],
+    }
 
 
 class PartRef(Params):

@@ -345,7 +345,24 @@ async def test_writer_request_is_the_view_up_to_its_watermark(rb: LanguageClient
     assert fork["collapsedMessageIds"] == [] and fork["reminderAdded"] is False
     with pytest.raises(JsonRpcException) as err:  # before the boundary: not in the view any more
         await call(rb, "request/build", {"sessionId": sid, "purpose": "writer", "upTo": "m01"})
-    assert err.value.code == 1003 and "upTo" in err.value.message
+    assert err.value.code == 1003
+    assert err.value.data == {"name": "MessageNotFound", "field": "upTo", "messageId": "m01"}
+    assert err.value.message == "request/build: upTo: message 'm01' is not in the main view"
+    # A writer in flight whose watermark is behind the boundary: no input of these requests named it.
+    await call(rb, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "failure"})
+    await call(rb, "checkpoint/writerStarted", {"sessionId": sid, "watermark": "m01"})
+    for method, params in (
+        ("request/build", {"sessionId": sid, "purpose": "writer"}),
+        ("checkpoint/prepare", {"sessionId": sid}),
+    ):
+        with pytest.raises(JsonRpcException) as err:
+            await call(rb, method, params)
+        assert err.value.code == 1003 and err.value.data == {"name": "MessageNotFound", "messageId": "m01"}
+        assert err.value.message == f"{method}: {texts.writer_end_not_in_main_view('m01')}"
+    with pytest.raises(JsonRpcException) as err:
+        await call(rb, "checkpoint/prepare", {"sessionId": sid, "watermark": "m01"})
+    assert err.value.data["field"] == "watermark"
+    assert err.value.message == "checkpoint/prepare: watermark: message 'm01' is not in the main view"
 
 
 def tool_outputs(built: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from mimo_sidecar.core.ids import IdMinter
 from tests.unit.builders import write_checkpoint
 
 from .conftest import SERVER
+from .test_checkpoint_kit import standin_reply
 from .test_rebuild import call
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -280,6 +281,66 @@ async def test_d12_concurrent_inserts_during_a_writer_wait(rb: LanguageClient, m
     assert built["sources"][0] == second["message"]["info"]["id"] and ids["u2"] in built["sources"]
     got = await call(rb, "session/get", {"sessionId": sid})
     assert got["messageCount"] == 6
+
+
+def _tool_step(host: Host, mid: str, t: int, k: int, output_chars: int = 16_000) -> dict:
+    return host.msg(
+        mid,
+        "assistant",
+        t,
+        inline_tool(f"c{k}", "read", {"filePath": f"src/f{k}.ts"}, "x" * output_chars),
+        finish="tool-calls",
+        tokens={"input": 185_000, "output": 180, "reasoning": 0, "cache": {"read": 0, "write": 0}},
+    )
+
+
+async def _writer(client: LanguageClient, sid: str) -> str:
+    """One checkpoint writer with the kit and the stand-in model; its watermark."""
+    prepared = await call(client, "checkpoint/prepare", {"sessionId": sid})
+    watermark: str = prepared["watermark"]
+    reply = standin_reply(prepared)
+    await call(client, "checkpoint/commit", {"sessionId": sid, "content": reply, "watermark": watermark})
+    return watermark
+
+
+@pytest.mark.parametrize("mode", ["id", "seq"])
+async def test_watermark_on_the_previous_boundary_does_not_resend_its_digested_steps(
+    rb: LanguageClient, mode: str
+):
+    """The newcomer review's scenario (D12, boundary time): 15 messages, the guard on; a first
+    rebuild; one more tool step; the next writer covers the first boundary itself. The second
+    rebuild's request is its boundary alone, and `sizes.afterTokens` is what request/build sends."""
+    sid = f"w-on-boundary-{mode}"
+    t0 = int(time.time() * 1000) - 600_000
+    names = ["u1", "a1", *[f"s{k:02}" for k in range(2, 15)]]
+    ids = _ids(mode, names, t0)
+    host = Host(sid)
+    history = [
+        host.msg(ids["u1"], "user", t0, txt("Fix the CSV export: ISO 8601 dates.")),
+        host.msg(ids["a1"], "assistant", t0 + 1_000, txt("Reading the exporter."), finish="stop"),
+        *[_tool_step(host, ids[f"s{k:02}"], t0 + 1_000 * k, k) for k in range(2, 15)],
+    ]
+    await open_session(rb, sid, history)
+    await _writer(rb, sid)
+    first = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    assert first["outcome"] == "rebuilt" and first["message"]["parts"][0]["digestUpTo"] == ids["s14"]
+    b1 = first["message"]["info"]["id"]
+    built = await call(rb, "request/build", {"sessionId": sid, "memoryReminder": False})
+    digested = set(built["collapsedMessageIds"])
+    assert built["sources"] == [b1] and len(digested) >= 4
+
+    new = _ids(mode, ["s15"], int(time.time() * 1000) + 5)["s15"] if mode == "id" else "s15"
+    step = _tool_step(host, new, t0 + 15_000, 15, output_chars=2_000)
+    await call(rb, "session/sync", {"sessionId": sid, "upsertMessages": [step]})
+    computed = await call(rb, "rebuild/compute", {"sessionId": sid, "model": {"contextWindow": 200_000}})
+    assert computed["trigger"]["shouldRebuild"] is True and computed["watermark"]["messageId"] == b1
+    assert await _writer(rb, sid) == b1
+    second = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    assert second["outcome"] == "rebuilt" and second["watermark"] == b1
+    built = await call(rb, "request/build", {"sessionId": sid, "memoryReminder": False})
+    assert built["sources"] == [second["message"]["info"]["id"]]
+    assert not digested & set(built["sources"]) and built["collapsedMessageIds"] == [new]
+    assert second["sizes"]["afterTokens"] == built["estimatedTokens"] < second["sizes"]["beforeTokens"]
 
 
 # -- D13 and the fidelity report -------------------------------------------------------------------

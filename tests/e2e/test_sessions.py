@@ -144,8 +144,8 @@ async def test_atomic_batch_rejection(client: LanguageClient) -> None:
             ],
         },
     )
-    assert err.code == 1003 and err.data["field"] == "upsertParts.1"
-    assert err.message.startswith("session/sync: upsertParts.1.part.messageID")
+    assert err.code == 1003 and err.data["field"] == "upsertParts.1.messageId"
+    assert err.message == "session/sync: upsertParts.1.messageId: no message 'msg_nowhere'"
     assert await get(client, "atomic") == before
     # schema rejection: the second message has no role
     err = await rpc_error(
@@ -194,6 +194,88 @@ async def test_invalid_params_name_the_field(client: LanguageClient) -> None:
         {"sessionId": "invalid", "upsertParts": [{"part": {"id": "p", "type": "text"}}]},
     )
     assert "upsertParts.0: messageId is required when part.messageID is absent" in err.message
+
+
+NOPE_PART = {"id": "p", "type": "text", "messageID": "msg_nope"}
+
+
+@pytest.mark.parametrize(
+    ("item", "field"),
+    [
+        ({"messageId": "msg_nope", "part": NOPE_PART}, "messageId"),
+        ({"part": NOPE_PART}, "part.messageID"),
+        (NOPE_PART, "messageID"),  # a bare part
+    ],
+)
+async def test_an_unknown_message_is_named_where_the_host_named_it(
+    client: LanguageClient, item: dict[str, Any], field: str
+) -> None:
+    """The message and `data.field` name one path: the key the host sent the message ID in."""
+    await rpc(client, "session/open", {"sessionId": f"where-{field}"})
+    err = await rpc_error(client, "session/sync", {"sessionId": f"where-{field}", "upsertParts": [item]})
+    assert err.code == 1003 and err.data["field"] == f"upsertParts.0.{field}"
+    assert err.message == f"session/sync: upsertParts.0.{field}: no message 'msg_nope'"
+
+
+async def test_a_bare_part_is_checked_at_its_own_paths(client: LanguageClient) -> None:
+    await rpc(client, "session/open", {"sessionId": "bare"})
+    err = await rpc_error(
+        client, "session/sync", {"sessionId": "bare", "upsertParts": [{"type": "text", "messageID": "m"}]}
+    )
+    assert err.code == -32602
+    assert err.message == "session/sync: invalid params: upsertParts.0.id: Field required"
+    assert [e["field"] for e in err.data["errors"]] == ["upsertParts.0.id"]
+
+
+FRACTION = "Input should be a valid integer, got a number with a fractional part"
+TOO_LARGE = "Input should be less than or equal to 9007199254740991"
+
+
+@pytest.mark.parametrize(
+    ("name", "time", "field", "says"),
+    [
+        ("text", {"created": "x"}, "time.created", "Input should be a valid integer"),
+        ("bool", {"created": True}, "time.created", "Input should be a valid integer"),
+        ("negative", {"created": -5}, "time.created", "Input should be greater than or equal to 0"),
+        ("fraction", {"created": 1.5}, "time.created", FRACTION),
+        ("huge", {"created": 2**53}, "time.created", TOO_LARGE),
+        ("not-an-object", "soon", "time", "Input should be a valid dictionary"),
+    ],
+)
+async def test_a_bad_time_created_is_refused_by_the_schema(
+    client: LanguageClient, name: str, time: Any, field: str, says: str
+) -> None:
+    """protocol.md "Messages": `time.created` is a non-negative integer of milliseconds; anything else
+    fails the params' schema (-32602, the field named), in session/open and session/sync alike."""
+    bad = {"info": {"id": mid(9), "role": "user", "time": time}, "parts": []}
+    sid = f"bad-time-{name}"
+    err = await rpc_error(client, "session/open", {"sessionId": sid, "messages": [message(mid(1)), bad]})
+    assert err.code == -32602
+    assert err.message == f"session/open: invalid params: messages.1.info.{field}: {says}"
+    assert [(e["field"], e["message"]) for e in err.data["errors"]] == [(f"messages.1.info.{field}", says)]
+    assert (await rpc_error(client, "session/get", {"sessionId": sid})).code == 1001  # nothing kept
+    await rpc(client, "session/open", {"sessionId": sid, "messages": [message(mid(1))]})
+    before = await get(client, sid)
+    err = await rpc_error(client, "session/sync", {"sessionId": sid, "upsertMessages": [bad]})
+    assert err.code == -32602 and f"upsertMessages.0.info.{field}: {says}" in err.message
+    assert await get(client, sid) == before
+
+
+async def test_every_time_the_rule_allows_opens(client: LanguageClient) -> None:
+    history = [
+        {"info": {"id": mid(1), "role": "user", "time": {"created": 0}}, "parts": []},
+        {"info": {"id": mid(2), "role": "user", "time": {"created": 1_767_225_600_000.0}}, "parts": []},
+        {"info": {"id": mid(3), "role": "user", "time": {"created": 2**53 - 1, "done": "x"}}, "parts": []},
+        {"info": {"id": mid(4), "role": "user", "time": {"created": None}}, "parts": []},
+        {"info": {"id": mid(5), "role": "user", "time": {}}, "parts": []},
+        {"info": {"id": mid(6), "role": "user", "time": None}, "parts": []},
+        {"info": {"id": mid(7), "role": "user"}, "parts": []},
+    ]
+    assert await rpc(client, "session/open", {"sessionId": "good-times", "messages": history}) == {
+        "sessionId": "good-times",
+        "revision": 1,
+    }
+    assert (await get(client, "good-times"))["messageCount"] == 7
 
 
 async def test_nested_jsonrpc_object_is_plain_data(client: LanguageClient) -> None:

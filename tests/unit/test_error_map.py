@@ -20,14 +20,12 @@ def test_domain_codes_map_to_distinct_application_codes() -> None:
     assert len(codes) == len(set(codes)) and all(c >= 1000 for c in codes)
 
 
-def test_message_is_method_path_detail_and_data_carries_the_field() -> None:
-    err = DomainError(
-        ErrorCode.MESSAGE_NOT_FOUND, "no message 'x'", ("upsertParts", 1), within=("part", "messageID")
-    )
+def test_message_is_method_path_detail_and_data_carries_the_same_field() -> None:
+    err = DomainError(ErrorCode.MESSAGE_NOT_FOUND, "no message 'x'", ("upsertParts", 1, "messageId"))
     wire = errors.from_domain_error("session/sync", err)
     assert wire.code == errors.MESSAGE_NOT_FOUND.code
-    assert wire.message == "session/sync: upsertParts.1.part.messageID: no message 'x'"
-    assert wire.data == {"name": "MessageNotFound", "field": "upsertParts.1"}
+    assert wire.message == "session/sync: upsertParts.1.messageId: no message 'x'"
+    assert wire.data == {"name": "MessageNotFound", "field": "upsertParts.1.messageId"}
 
 
 def test_error_without_a_field_and_with_data() -> None:

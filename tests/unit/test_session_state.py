@@ -70,7 +70,7 @@ def test_batch_with_a_bad_second_item_changes_nothing() -> None:
     with pytest.raises(DomainError) as exc:
         s.apply(bad)
     assert exc.value.code.value == "message-not-found"
-    assert exc.value.path == "upsertParts.1"
+    assert exc.value.path == "upsertParts.1.messageId"
     assert snapshot(s) == before
 
 
@@ -105,7 +105,29 @@ def test_batch_with_a_bad_second_item_changes_nothing() -> None:
                 upsert_parts=[PartUpsert(mid(1), text_part(mid(1), "p2", "x"))], remove_messages=[mid(1)]
             ),
             "invalid-session-data",
-            "upsertParts.0",
+            "upsertParts.0.messageId",
+        ),
+        (
+            SyncBatch(upsert_parts=[PartUpsert("nope", text_part("nope", "p2", "x"))]),
+            "message-not-found",
+            "upsertParts.0.messageId",
+        ),
+        (
+            SyncBatch(
+                upsert_parts=[PartUpsert("nope", text_part("nope", "p2", "x"), (), ("messageID",))]
+            ),  # a bare part naming its message
+            "message-not-found",
+            "upsertParts.0.messageID",
+        ),
+        (
+            SyncBatch(upsert_parts=[PartUpsert(mid(1), {"type": "text"}, ())]),
+            "invalid-session-data",
+            "upsertParts.0.id",
+        ),
+        (
+            SyncBatch(remove_parts=[(mid(1), "p1"), ("nope", "p1")]),
+            "message-not-found",
+            "removeParts.1.messageId",
         ),
         (
             SyncBatch(tasks=[{"id": "T2"}], tool_name_map={"Read": "read", "Bash": ""}),
@@ -120,7 +142,43 @@ def test_invalid_batches_are_rejected_whole(batch: SyncBatch, code: str, field: 
     with pytest.raises(DomainError) as exc:
         s.apply(batch)
     assert (exc.value.code.value, exc.value.path) == (code, field)
+    assert exc.value.message.startswith(f"{field}: ")  # the message names the same field
     assert snapshot(s) == before
+
+
+@pytest.mark.parametrize(
+    ("created", "problem"),
+    [
+        (0, None),
+        (1_767_225_600_000, None),
+        (1_767_225_600_000.0, None),  # the same integer, written with a fraction
+        (2**53 - 1, None),
+        ("x", "type"),
+        (True, "type"),
+        ([1], "type"),
+        (1.5, "fraction"),
+        (-5, "negative"),
+        (-0.5, "fraction"),
+        (2**53, "too-large"),
+        (1e300, "too-large"),
+    ],
+)
+def test_time_created_is_a_non_negative_integer_of_milliseconds(created: object, problem: str | None) -> None:
+    """behavior.md#messages; over the wire the same rule answers -32602 (tests/e2e/test_sessions.py),
+    in process the session refuses what it is given (1005) and applies nothing."""
+    assert message_mod.created_problem(created) == problem
+    s = opened(msg(mid(1)))
+    before = snapshot(s)
+    info = {"id": mid(2), "role": "user", "time": {"created": created}}
+    batch = SyncBatch(upsert_messages=[MessageUpsert(info)])
+    if problem is None:
+        s.apply(batch)
+        added = s.get(mid(2))
+        assert added is not None and added.created == created and added.info is info
+        return
+    with pytest.raises(DomainError) as exc:
+        s.apply(batch)
+    assert exc.value.path == "upsertMessages.0.info.time.created" and snapshot(s) == before
 
 
 def test_each_applied_batch_bumps_the_revision() -> None:

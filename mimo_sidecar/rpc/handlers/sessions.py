@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 def batch_of(params: w.SyncParams) -> SyncBatch:
     return SyncBatch(
         upsert_messages=[MessageUpsert(m.info.raw, m.parts, m.seq) for m in params.upsert_messages],
-        upsert_parts=[PartUpsert(u.target, u.part.raw) for u in params.upsert_parts],
+        upsert_parts=[
+            PartUpsert(u.target, u.part.raw, u.part_field, u.message_id_field) for u in params.upsert_parts
+        ],
         remove_messages=list(params.remove_messages),
         remove_parts=[(r.message_id, r.part_id) for r in params.remove_parts],
         tasks=params.tasks,
