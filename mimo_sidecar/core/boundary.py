@@ -285,19 +285,6 @@ class CompactMark:
 OnChange = Callable[[Message, int], None]
 
 
-def boundary_time_for(
-    boundary_created_at: int | None, watermark: str, messages_all_slices: Sequence[Message]
-) -> int | None:
-    """behavior.md#microcompaction-rule: `boundaryCreatedAt`, else the watermark message's time, else None
-    (skip)."""
-    if boundary_created_at is not None:
-        return boundary_created_at
-    for m in messages_all_slices:
-        if m.id == watermark:
-            return m.created
-    return None
-
-
 def _is_compacted(holder: Json) -> bool:
     t = holder.get("time")
     return isinstance(t, dict) and bool(t.get("compacted"))

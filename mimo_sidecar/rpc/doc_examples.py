@@ -10,7 +10,8 @@ What would vary from run to run is fixed at its source: the service's clock is a
 minter draws its random characters from a seeded generator, progress tokens count from 1. What
 depends on the machine is normalised in the transcript: the temporary memory root is shown as
 `DOC_MEMORY_ROOT` (a path of the same length, so every token estimate is the one that path gives),
-the recorder's process ID as 4242, and the UUIDs pygls gives its own requests as fixed UUIDs.
+the recorder's process ID as 4242, the UUIDs pygls gives its own requests as fixed UUIDs, and
+the measured length of a writer wait (`wait.waitedMs`, real elapsed time) as `DOC_WAITED_MS`.
 
     python -m mimo_sidecar.rpc.doc_examples [PATH]           # `make docs`: record, rewrite protocol.md
     python -m mimo_sidecar.rpc.doc_examples --check [PATH]   # report differences, change nothing
@@ -44,6 +45,7 @@ from .server import SidecarServer, build_server
 
 DOC_MEMORY_ROOT = "/home/dev/.local/share/mimocode/memory"
 DOC_PROCESS_ID = 4242
+DOC_WAITED_MS = 3  # a writer that settles a few milliseconds into the wait
 CLOCK_MS = 1_760_000_009_000  # the service's "now" in the recording
 SEED = 20_251_201
 
@@ -211,7 +213,10 @@ def _normalised(log: list[tuple[str, Any]], root: str) -> list[tuple[str, Any]]:
         if isinstance(value, list):
             return [fix(v) for v in value]
         if isinstance(value, dict):
-            return {k: fix(v) for k, v in value.items()}
+            fixed = {k: fix(v) for k, v in value.items()}
+            if "waitedMs" in fixed and "boundMs" in fixed:  # a WaitInfo: elapsed time is the machine's
+                fixed["waitedMs"] = DOC_WAITED_MS
+            return fixed
         return value
 
     out = []

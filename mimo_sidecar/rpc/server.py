@@ -196,8 +196,13 @@ class SidecarServer(LanguageServer):
                 del body
         except RuntimeError:
             return  # the loop is closed: we are exiting anyway
-        except Exception:
-            logger.exception("reading from the client failed")
+        except Exception as exc:
+            if isinstance(exc, ValueError) and "closed file" in str(exc):
+                # The input stream was closed under the reader (an in-process host ending its
+                # pipes, as the doc recorder does): end of input, not a failure worth a traceback.
+                logger.debug("input closed while reading: %s", exc)
+            else:
+                logger.exception("reading from the client failed")
         self.request_stop("end of input", drain=EOF_DRAIN_SECONDS)
 
 

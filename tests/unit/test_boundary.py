@@ -15,7 +15,6 @@ from mimo_sidecar.core.boundary import (
     COMPACTABLE,
     CompactMark,
     LastMessageInfo,
-    boundary_time_for,
     build_boundary,
     checkpoint_topic,
     classify,
@@ -309,15 +308,8 @@ def test_microcompaction_refreshes_the_estimate() -> None:
 
 def test_unknown_watermark_compacts_nothing() -> None:
     msgs = _example_session()
-    assert boundary_time_for(None, "msg_unknown", msgs) is None
     assert microcompact(msgs, None, "msg_B", T0 + 999) == []
     assert all(_compacted(m) is None for m in msgs)
-
-
-def test_boundary_time_falls_back_to_the_watermark_message() -> None:
-    msgs = _example_session()
-    assert boundary_time_for(T0 + 3, "a15", msgs) == T0 + 3
-    assert boundary_time_for(None, "a16", msgs) == T0 + 16
 
 
 def test_microcompaction_is_strict_and_skips_states_boundary_and_compacted() -> None:
