@@ -1,5 +1,5 @@
 """`python -m mimo_sidecar`: same as the `mimo-sidecar` command."""
 
-from .cli import main
+from .cli.main import main
 
 raise SystemExit(main())

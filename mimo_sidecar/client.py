@@ -9,7 +9,7 @@ on a reader thread, and notifications (`rebuild/status`, `window/logMessage`) go
 A request can also be encoded ahead of time (`prepare`, then `send`), so that a benchmark times
 the exchange and not the client's own serialization; `send` reports the response's size.
 
-It does not import pygls: it is the package's Content-Length framing (`mimo_sidecar.framing`) over
+It does not import pygls: it is the package's Content-Length framing (`mimo_sidecar.transport.framing`) over
 pipes. The demo host and the benchmarks use it; the tests keep an independent raw client.
 """
 
@@ -28,7 +28,7 @@ from typing import IO, Any
 
 import orjson
 
-from .framing import FrameReader, frame
+from .transport.framing import FrameReader, frame
 
 Notification = Callable[[str, Any], None]
 METHOD_NOT_FOUND = -32601

@@ -16,10 +16,10 @@ import copy
 from typing import Any
 
 from mimo_sidecar.core.config import RebuildConfig
-from mimo_sidecar.jsonrpc_codec import loads
 from mimo_sidecar.rpc import errors
 from mimo_sidecar.rpc.server import SidecarServer, build_server
 from mimo_sidecar.service import SidecarService
+from mimo_sidecar.transport.jsonrpc_codec import loads
 
 
 class RpcFailure(Exception):

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..core.errors import DomainError
-from ..jsonrpc_codec import EncodedJson, dumps
+from ..transport.jsonrpc_codec import EncodedJson, dumps
 from ..wire.registry import REGISTRY
 from . import errors
 

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..core.ids import IdMinter
-from ..framing import FrameReader, frame
-from ..jsonrpc_codec import dumps, loads
+from ..transport.framing import FrameReader, frame
+from ..transport.jsonrpc_codec import dumps, loads
 from ..wire import protocol_doc
 from ..wire.protocol_doc import Examples, Exchange
 from ..wire.registry import NO_PARAMS, REGISTRY

@@ -1,5 +1,5 @@
 """The pygls adapter: JSON-RPC message handling on top of pygls 2.1 (framing and the JSON codec
-live in the pygls-free `mimo_sidecar.framing` and `mimo_sidecar.jsonrpc_codec`).
+live in the pygls-free `mimo_sidecar.transport.framing` and `mimo_sidecar.transport.jsonrpc_codec`).
 
 What this changes in pygls (docs/architecture.md, "pygls overrides", says why each one exists;
 `PYGLS_OVERRIDES` below names the end-to-end tests that pin each one):
@@ -45,9 +45,9 @@ from pygls.protocol import (
     lsp_method,
 )
 
-from ..framing import FrameWriter
-from ..jsondepth import top_level_scalars
-from ..jsonrpc_codec import EncodedJson, FrameTooDeep, dumps, encode_response, loads
+from ..transport.framing import FrameWriter
+from ..transport.jsondepth import top_level_scalars
+from ..transport.jsonrpc_codec import EncodedJson, FrameTooDeep, dumps, encode_response, loads
 from ..wire.lifecycle import InitializeParams
 from . import errors
 from .dispatch import validate_params

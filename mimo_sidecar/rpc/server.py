@@ -23,9 +23,9 @@ from pygls.lsp.server import LanguageServer
 
 from .. import __version__
 from ..core.ids import IdMinter
-from ..framing import FrameReader, FrameWriter
 from ..service import SidecarService
 from ..service.service import now_ms
+from ..transport.framing import FrameReader, FrameWriter
 from .dispatch import RawHandler
 from .parent_watch import ParentWatcher
 from .protocol import SidecarProtocol, raw_converter_factory

@@ -22,7 +22,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from mimo_sidecar.framing import frame
+from mimo_sidecar.transport.framing import frame
 
 from .rawclient import RawClient
 

@@ -20,10 +20,10 @@ from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import AI_SDK_OUTPUT
 from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.jsonrpc_codec import loads
 from mimo_sidecar.rpc.handlers import rebuild as rebuild_handlers
 from mimo_sidecar.rpc.server import build_server
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
+from mimo_sidecar.transport.jsonrpc_codec import loads
 from tests.harness import Harness
 from tests.unit.builders import assistant, text, tool, usage, user, write_checkpoint
 

@@ -7,7 +7,7 @@ import json
 import orjson
 import pytest
 
-from mimo_sidecar import jsonrpc_codec as protocol
+from mimo_sidecar.transport import jsonrpc_codec as protocol
 
 
 def _large(value: dict) -> bytes:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from mimo_sidecar import inspect_command
+from mimo_sidecar.cli import inspect_command
 from mimo_sidecar.core import engine, texts
 from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TEMPLATE
 from mimo_sidecar.core.config import RebuildConfig

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from mimo_sidecar import inspect_command
+from mimo_sidecar.cli import inspect_command
 from mimo_sidecar.core import texts
 from mimo_sidecar.core.fidelity import (
     FidelityReport,

@@ -1,5 +1,5 @@
 """Nesting depth of JSON text without parsing it, and the top-level members of a frame too deep to
-parse (mimo_sidecar.jsondepth)."""
+parse (mimo_sidecar.transport.jsondepth)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mimo_sidecar import jsondepth
-from mimo_sidecar.jsondepth import nests_deeper_than, top_level_scalars
+from mimo_sidecar.transport import jsondepth
+from mimo_sidecar.transport.jsondepth import nests_deeper_than, top_level_scalars
 
 
 def depth_of(value: object) -> int:

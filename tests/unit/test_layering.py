@@ -52,3 +52,13 @@ def test_the_check_sees_a_violation(tmp_path: Path) -> None:
         "from __future__ import annotations\nif True:\n    import pygls.server\nfrom asyncio import Lock\n"
     )
     assert {"pygls", "asyncio"} <= imported_roots(bad)
+
+
+# The package's top level keeps only its entry points; everything else lives in a subpackage of
+# one concern (the transport, the command line, ...), so that a reader finds a module by its area.
+TOP_LEVEL_ENTRY_POINTS = {"__init__.py", "__main__.py", "client.py"}
+
+
+def test_the_top_level_holds_only_entry_points() -> None:
+    top = {p.name for p in PACKAGE.glob("*.py")}
+    assert top == TOP_LEVEL_ENTRY_POINTS, f"move {sorted(top - TOP_LEVEL_ENTRY_POINTS)} into a subpackage"

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...core.jstext import est
 from ...core.outcomes import Built, Committed, Prepared, WriterFinish
-from ...jsonrpc_codec import EncodedJson
+from ...transport.jsonrpc_codec import EncodedJson
 from ...wire import checkpoint as ck
 from ...wire import session as w
 from ..dispatch import encode_result, rpc_method

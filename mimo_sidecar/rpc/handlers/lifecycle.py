@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from ...core import texts
-from ...jsonrpc_codec import EncodedJson
+from ...transport.jsonrpc_codec import EncodedJson
 from ...wire.config import SidecarConfig, config_warnings, to_rebuild_config
 from ...wire.lifecycle import ConfigureParams, ConfigureResult, InitializationOptions
 from ..dispatch import encode_result, rpc_method, validate_params

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 from ...core.formats import BuildOutput, Target
 from ...core.outcomes import Built, Computed, Inserted
 from ...core.render import RenderResult
-from ...jsonrpc_codec import EncodedJson
 from ...service import InsertRequest
+from ...transport.jsonrpc_codec import EncodedJson
 from ...wire import rebuild as w
 from ...wire.checkpoint import PrepareParams
 from ..dispatch import encode_result, rpc_method

@@ -17,10 +17,10 @@ import os
 import sys
 import threading
 
-from . import __version__
-from .jsondepth import MAX_NESTING
+from .. import __version__
+from ..transport.jsondepth import MAX_NESTING
+from ..transport.stdio import claim_stdio
 from .logs import LEVELS, configure_logging
-from .stdio import claim_stdio
 
 logger = logging.getLogger("mimo_sidecar")
 
@@ -87,8 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         logger.warning("ignoring unknown arguments: %s", " ".join(unknown))
 
-    from .rpc.parent_watch import hard_exit
-    from .rpc.server import build_server
+    from ..rpc.parent_watch import hard_exit
+    from ..rpc.server import build_server
 
     server = build_server()
     if args.client_process_id:

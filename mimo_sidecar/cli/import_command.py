@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from .importers import FORMATS, ImportResult, TranscriptError, import_transcript
+from ..importers import FORMATS, ImportResult, TranscriptError, import_transcript
 from .oneshot import EXIT_BAD_INPUT, EXIT_OK, add_source_arguments, fail, run_guarded, write_stdout
 
 PROG = "mimo-sidecar import"

@@ -13,9 +13,9 @@ import argparse
 
 import orjson
 
-from .importers import FORMATS, TranscriptError
-from .inspection.run import DEFAULT_WINDOW, InspectError, Inspection, inspect_source
-from .inspection.source import SESSION_OPEN, read_source
+from ..importers import FORMATS, TranscriptError
+from ..inspection.run import DEFAULT_WINDOW, InspectError, Inspection, inspect_source
+from ..inspection.source import SESSION_OPEN, read_source
 from .oneshot import EXIT_OK, add_source_arguments, release_stdout, run_guarded, write_stdout
 
 PROG = "mimo-sidecar inspect"
@@ -85,7 +85,7 @@ def _inspect(args: argparse.Namespace) -> int:
 
 
 def _print_json(inspection: Inspection, *, include_text: bool) -> None:
-    from .inspection.report import inspection_json
+    from ..inspection.report import inspection_json
 
     data = inspection_json(inspection, include_text=include_text)
     write_stdout(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
@@ -94,7 +94,7 @@ def _print_json(inspection: Inspection, *, include_text: bool) -> None:
 def _print_picture(inspection: Inspection, *, show_text: bool, no_color: bool) -> None:
     from rich.console import Console  # imported here: the server never needs it
 
-    from .inspection.picture import render_picture
+    from ..inspection.picture import render_picture
 
     console = Console(no_color=no_color or None, highlight=False)
     try:
