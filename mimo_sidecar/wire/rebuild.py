@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ..core import engine
 from ..core import fidelity as core_fidelity
+from ..core.estimate_accuracy import ModelAccuracy
 from ..core.request_size import RequestSizes as CoreRequestSizes
 from ..core.words import (
     MAIN_AGENT,
@@ -284,6 +285,43 @@ class PreviewInfo(Result):
     )
 
 
+class StepEstimate(Result):
+    message_id: MessageId = Field(description="The assistant message holding the step's usage record.")
+    estimated_tokens: int = Field(description="The estimate of the request that produced the step.")
+    usage_tokens: int = Field(description="Its prompt count in the usage record: input + cache read + write.")
+
+
+class EstimateAccuracy(Result):
+    """How far the request-size estimate was from the provider's count, for one model
+    (behavior.md#d15)."""
+
+    provider_id: str | None = None
+    model_id: str | None = None
+    ratio: float = Field(
+        description="Σ estimatedTokens / Σ usageTokens over `steps` (3 decimals): 1 is exact, below 1 "
+        "the estimate was short."
+    )
+    estimated_tokens: int
+    usage_tokens: int
+    steps: list[StepEstimate] = Field(
+        description="The model's newest steps with usage in the view, oldest first."
+    )
+
+    @classmethod
+    def of(cls, accuracy: ModelAccuracy) -> EstimateAccuracy:
+        return cls(
+            provider_id=accuracy.provider_id,
+            model_id=accuracy.model_id,
+            ratio=round(accuracy.ratio, 3),
+            estimated_tokens=accuracy.estimated,
+            usage_tokens=accuracy.counted,
+            steps=[
+                StepEstimate(message_id=s.message_id, estimated_tokens=s.estimated, usage_tokens=s.counted)
+                for s in accuracy.steps
+            ],
+        )
+
+
 class ComputeResult(Result):
     revision: Revision
     trigger: TriggerInfo
@@ -293,6 +331,12 @@ class ComputeResult(Result):
     stored_watermark: str | None = Field(None, description="The session's stored watermark.")
     writer_in_flight: bool
     preview: PreviewInfo | None = None
+    estimate_accuracy: list[EstimateAccuracy] = Field(
+        default_factory=list,
+        description="With `preview: true`, per model (the newest step's first): how far the estimate of the "
+        "request was from the usage its newest steps recorded (at most 5 per model, behavior.md#d15). "
+        "Empty without preview or without usage.",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
