@@ -64,7 +64,9 @@ OPENAI_BOX, OPENAI_SHORT, OPENAI_TILE = 2048, 768, 512
 OPENAI_BASE, OPENAI_PER_TILE, OPENAI_LOW = 85, 170, 85
 OPENAI_IMAGE_UNKNOWN = OPENAI_BASE + 4 * OPENAI_PER_TILE  # a 768 x 768 image, four tiles
 GEMINI_SMALL, GEMINI_TILE, GEMINI_PER_TILE = 384, 768, 258
-PDF_PAGE_TEXT = 2250  # Anthropic: "1,500-3,000 tokens per page" of text, the middle of it
+# A PDF page, its text and its picture together: Anthropic documents 1,500-3,000 text tokens a page
+# plus the page's image, and measured pages come to 2,100-2,500; OpenAI also sends both. Gemini: 258.
+PDF_PAGE = 2250
 GEMINI_PDF_PAGE = 258
 
 
@@ -101,7 +103,7 @@ class Counting:
 # The provider of a request
 # =============================================================================================
 FORMAT_FAMILY = {"anthropic": ANTHROPIC, "openai-chat": OPENAI, "openai-responses": OPENAI, "gemini": GOOGLE}
-CLAUDE_VERSION = re.compile(r"(opus|sonnet|haiku)[-_.]?(\d{1,2})(?:[-_.](\d{1,2})(?!\d))?")
+CLAUDE_VERSION = re.compile(r"(opus|sonnet|haiku)[-_.]?(\d{1,2})(?!\d)(?:[-_.](\d{1,2})(?!\d))?")
 CLAUDE_LEGACY = re.compile(r"claude[-_](\d{1,2})(?:[-_.](\d{1,2})(?!\d))?[-_.]?(opus|sonnet|haiku)")
 GPT_VERSION = re.compile(r"gpt-(\d+)(?:\.(\d+))?")
 # Claude keeps every earlier turn's thinking from these versions on (older ones only the last turn's).
@@ -338,10 +340,7 @@ def media_tokens(media: MediaCost, family: str) -> int:
         return est_len(media.decoded)  # a text document: its characters / 4
     pages = media.pages or 1
     if media.kind == "pdf":
-        if family == GOOGLE:
-            return GEMINI_PDF_PAGE * pages
-        page_image = OPENAI_IMAGE_UNKNOWN if family == OPENAI else ANTHROPIC_IMAGE_MAX
-        return (PDF_PAGE_TEXT + page_image) * pages
+        return (GEMINI_PDF_PAGE if family == GOOGLE else PDF_PAGE) * pages
     if family == OPENAI:
         return openai_image_tokens(media.size, media.detail)
     if family == GOOGLE:

@@ -1,4 +1,4 @@
-"""Reasoning is never lost for want of an ID (issue 14, part B; behavior.md#d16).
+"""Reasoning is never lost for want of an ID (behavior.md#d16).
 
 Small synthetic cases of the traps real transcripts showed (never real-session content):
 
