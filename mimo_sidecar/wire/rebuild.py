@@ -199,8 +199,9 @@ class FidelityReport(Result):
 
 class RequestSizes(Result):
     """The request a rebuild replaces and the one it leaves, in estimated tokens: the stored messages
-    the collapse keeps (as `request/build`'s `estimatedTokens`), compacted results counted as the
-    cleared placeholder, the frozen prefix (the same on both sides) not counted."""
+    the collapse keeps (as `request/build`'s `estimatedTokens`, counted as the provider of the model
+    in use counts them, D15), compacted results counted as the cleared placeholder, the frozen prefix
+    (the same on both sides) not counted."""
 
     before_tokens: int = Field(description="The view now.")
     after_tokens: int = Field(
@@ -554,7 +555,11 @@ class BuildResult(Result):
         description="Request fields this history needs, to set over the host's: `thinking: {type: "
         "disabled}` when an Anthropic tool loop has no signed thinking to replay.",
     )
-    estimated_tokens: int = Field(description="Estimated tokens of the stored messages the view keeps.")
+    estimated_tokens: int = Field(
+        description="Estimated tokens of the stored messages the request is built from, as the provider of "
+        "its format and target counts them (images by pixels, replay tokens not as text, D15); compacted "
+        "results as their placeholder; the prefix is not counted."
+    )
     collapsed_message_ids: list[str] = Field(default_factory=list)
     reminder_added: bool
     usage_pending: bool
