@@ -33,7 +33,7 @@ from . import aider_edits
 from .errors import TranscriptError
 from .fields import Json, epoch_ms
 from .report import ImportReport
-from .session_builder import Draft, SessionDraft
+from .session_builder import Draft, SessionDraft, derive_times
 from .source import read_bytes
 
 FORMAT = "aider"
@@ -168,6 +168,7 @@ def read_aider(path: Path, report: ImportReport, *, session: str | None = None) 
     for kind, block in _blocks(chosen.lines):
         builder.block(kind, block)
     builder.close_reply()
+    derive_times(builder.out, builder.started, report)  # Aider writes one time per session
     draft.slice().extend(builder.out)
     return draft
 
@@ -296,8 +297,6 @@ class _Builder:
         return f"{self.session_id}.L{line.number}"
 
     def _add(self, draft: Draft) -> Draft:
-        if not self.out:
-            draft.created = self.started
         self.out.append(draft)
         return draft
 

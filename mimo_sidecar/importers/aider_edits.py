@@ -116,6 +116,6 @@ def _whole_file(
         return None
     marker = opener.group(1)
     end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == marker), None)
-    if end is None:
-        return None
+    if end is None or any(SEARCH.match(line) for line in lines[i + 1 : end]):
+        return None  # unfinished, or the fence of SEARCH/REPLACE blocks
     return Edit("write", path, "", "\n".join(lines[i + 1 : end])), 1, end + 1

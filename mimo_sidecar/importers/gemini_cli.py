@@ -31,7 +31,7 @@ from .fields import Json, as_dict, as_list, as_str, epoch_ms, nonempty_str
 from .gemini_stream import is_stream_event, read_stream
 from .harness import GEMINI_MARKERS, starts_with_marker, synthetic
 from .report import ImportReport
-from .session_builder import Draft, SessionDraft
+from .session_builder import DERIVED_TIME_STEP_MS, Draft, SessionDraft, derive_times
 from .source import Record, jsonl_records, load_json, opens_a_document, read_bytes, whole_document
 
 FORMAT = "gemini"
@@ -77,7 +77,8 @@ def is_recording_record(record: Json) -> bool:
         return True
     if isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str):
         return True
-    return isinstance(record.get("id"), str) and record.get("type") in RECORD_TYPES and "content" in record
+    kind = as_str(record.get("type"))
+    return isinstance(record.get("id"), str) and kind in RECORD_TYPES and "content" in record
 
 
 # -- the forms -------------------------------------------------------------------------------------
@@ -202,7 +203,17 @@ def read_checkpoint(path: Path, document: Any, report: ImportReport) -> SessionD
             out.extend(_user_content(content.get("parts"), mid, where, last_model, report))
         else:
             raise TranscriptError(path, f"role must be 'user' or 'model', not {role!r}", where=where)
+    derive_times(out, _saved_at(path, len(out)), report)  # the form records no time
     return session
+
+
+def _saved_at(path: Path, messages: int) -> int | None:
+    """The history's messages end when the checkpoint was saved (the file's modification time)."""
+    try:
+        saved = int(path.stat().st_mtime) * 1000
+    except OSError:
+        return None
+    return max(saved - messages * DERIVED_TIME_STEP_MS, 0)
 
 
 def _model_content(parts: Any, mid: str, where: str, report: ImportReport) -> Draft:
@@ -256,7 +267,7 @@ def record_draft(
     mid = nonempty_str(record.get("id"))
     if mid is None:
         raise TranscriptError(path, "a message record needs a non-empty string id", line=line, where=where)
-    kind = record.get("type")
+    kind = as_str(record.get("type"))
     created = epoch_ms(record.get("timestamp"))
     if kind in NOT_SENT_TYPES:
         return SKIP_NOT_SENT
@@ -266,7 +277,7 @@ def record_draft(
         return _gemini_record(record, mid, created, report, line, where)
     raise TranscriptError(
         path,
-        f"type must be one of {', '.join(sorted(RECORD_TYPES))}, not {js_stringify(kind)}",
+        f"type must be one of {', '.join(sorted(RECORD_TYPES))}, not {js_stringify(record.get('type'))}",
         line=line,
         where=where,
     )

@@ -36,7 +36,7 @@ SKIP_BEFORE_INIT = "line outside a run, between init and result (not written by 
 
 
 def is_stream_event(record: Json) -> bool:
-    kind = record.get("type")
+    kind = as_str(record.get("type"))
     if kind not in EVENT_TYPES or "payload" in record:
         return False
     if kind == "message":  # Codex's bare-era items are messages too, with content lists
@@ -109,7 +109,7 @@ class _RunBuilder:
     delta: bool = False  # its last part is text still being streamed
 
     def event(self, rec: Record) -> None:
-        data, kind = rec.data, rec.data.get("type")
+        data, kind = rec.data, as_str(rec.data.get("type"))
         if kind == "init":
             self.report.skip("run start (init: its session_id and model kept)")
         elif kind == "message" and data.get("role") == "user":
