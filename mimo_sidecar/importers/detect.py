@@ -93,15 +93,13 @@ def is_opencode_storage(path: Path) -> bool:
 
 
 def is_session_open_params(document: Any) -> bool:
-    """A `session/open` params object: `sessionId` and a `messages` list of `{info, parts}`."""
+    """A `session/open` params object: `sessionId` and a `messages` list of objects with an `info`
+    object (what the params validation then checks in full)."""
     found = as_dict(document)
     if found is None or "info" in found or not isinstance(found.get("sessionId"), str):
         return False
     messages = as_list(found.get("messages"))
-    return messages is not None and all(
-        isinstance(m, dict) and isinstance(m.get("info"), dict) and isinstance(m.get("parts"), list)
-        for m in messages
-    )
+    return messages is not None and all(isinstance(m, dict) and isinstance(m.get("info"), dict) for m in messages)
 
 
 def _detect_directory(path: Path) -> str:

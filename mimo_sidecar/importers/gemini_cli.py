@@ -1,6 +1,6 @@
 """Gemini CLI sessions: the saved chat, its JSONL recording, and `/chat save` checkpoints.
 
-Forms (docs/importers.md, "Gemini CLI"; provider-formats.md §B4):
+Forms (docs/importers.md, "Gemini CLI"):
 
 - **Chat** (`~/.gemini/tmp/<project>/chats/session-*.json`): `{sessionId, projectHash, startTime,
   lastUpdated, messages: MessageRecord[]}`.

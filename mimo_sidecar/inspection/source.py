@@ -1,7 +1,7 @@
 """What `inspect` reads: a transcript (through the importers) or a `session/open` params file.
 
 A `session/open` params file is a JSON object holding `sessionId` and a `messages` list of
-`{info, parts}` (`importers.detect.is_session_open_params`), as a host sends it (protocol.md,
+`{info, parts}` (`importers.detect.is_session_open_params`: items with an `info` object), as a host sends it (protocol.md,
 `session/open`). It may carry one extra key, `model`, with the model's limits in the shape of
 `rebuild/compute`'s `model` (`{contextWindow, inputLimit?, maxOutputTokens?, providerId?,
 modelId?}`): the bundled `examples/sample/session.json` is such a file. Everything else is
@@ -71,7 +71,7 @@ def read_source(
 
 
 def _looks_like_params(path: Path) -> bool:
-    """A JSON object with `sessionId` and a `messages` list of `{info, parts}` (the importers' own
+    """A JSON object with `sessionId` and a `messages` list of `{info, ...}` (the importers' own
     test, so that a file neither reads gets the same answer from `inspect` as from `import`)."""
     if not path.is_file():
         return False
