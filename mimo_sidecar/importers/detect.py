@@ -99,7 +99,9 @@ def is_session_open_params(document: Any) -> bool:
     if found is None or "info" in found or not isinstance(found.get("sessionId"), str):
         return False
     messages = as_list(found.get("messages"))
-    return messages is not None and all(isinstance(m, dict) and isinstance(m.get("info"), dict) for m in messages)
+    return messages is not None and all(
+        isinstance(m, dict) and isinstance(m.get("info"), dict) for m in messages
+    )
 
 
 def _detect_directory(path: Path) -> str:
