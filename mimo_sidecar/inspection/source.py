@@ -2,10 +2,11 @@
 
 A `session/open` params file is a JSON object holding `sessionId` and a `messages` list of
 `{info, parts}` (`importers.detect.is_session_open_params`: items with an `info` object), as a
-host sends it (protocol.md, `session/open`). It may carry one extra key, `model`, with the model's limits in the shape of
-`rebuild/compute`'s `model` (`{contextWindow, inputLimit?, maxOutputTokens?, providerId?,
-modelId?}`): the bundled `examples/sample/session.json` is such a file. Everything else is
-handed to the importers, which detect the transcript format (or take the one given).
+host sends it (protocol.md, `session/open`). It may carry one extra key, `model`, with the
+model's limits in the shape of `rebuild/compute`'s `model` (`{contextWindow, inputLimit?,
+maxOutputTokens?, providerId?, modelId?}`): the bundled `examples/sample/session.json` is such a
+file. Everything else is handed to the importers, which detect the transcript format (or take the
+one given).
 
 Errors are `TranscriptError`s, one line naming the file and the place, exactly as `import` reports
 them.
