@@ -15,7 +15,12 @@ from typing import Any
 import pytest
 
 from mimo_sidecar.importers import detect_format, import_transcript, newest_user_ask
-from mimo_sidecar.importers.harness import CLAUDE_CODE_MARKERS, CLINE_MARKERS, CODEX_MARKERS
+from mimo_sidecar.importers.harness import (
+    CLAUDE_CODE_MARKERS,
+    CLINE_MARKERS,
+    CODEX_MARKERS,
+    GEMINI_MARKERS,
+)
 from tests.real_sessions import SUBAGENT_MARK, expected_format, real_session_files
 from tests.unit.importers.transcripts import open_in_core
 
@@ -109,7 +114,8 @@ def test_the_newest_genuine_user_ask_is_found_and_plain(path: Path) -> None:
     assert message["info"].get("agentID", "main") == "main", shown
     plain = [p for p in message["parts"] if p["type"] == "text" and not p.get("synthetic")]
     assert plain and "\n".join(p["text"] for p in plain) == ask, shown
-    assert not ask.lstrip().startswith(CLAUDE_CODE_MARKERS + CODEX_MARKERS + CLINE_MARKERS), shown
+    markers = CLAUDE_CODE_MARKERS + CODEX_MARKERS + CLINE_MARKERS + GEMINI_MARKERS
+    assert not ask.lstrip().startswith(markers), shown
     if expected_format(path) == "codex":  # the UI recorded what the user typed: it must be one of those
         typed = {
             (r["payload"].get("message") or "").strip()
