@@ -36,15 +36,12 @@ from tests.unit.builders import (
 )
 from tests.unit.reasoning_count import unaccounted
 from tests.unit.split_sessions import CLAUDE, GPT, T0
+from tests.unit.test_format_traps import warned
 from tests.unit.test_formats import build, valid_everywhere
 from tests.unit.test_sdk_types import validate
 
 Json = dict[str, Any]
 OPENCODE_GPT = {"providerID": "openai", "modelID": "gpt-5.6-sol"}
-
-
-def warned(built: Any, code: str) -> list[str]:
-    return [w for w in built.warnings if w.startswith(code + ":")]
 
 
 def codex_turn(*reasoning: Json) -> list[Message]:
@@ -62,6 +59,15 @@ def codex_turn(*reasoning: Json) -> list[Message]:
         msg("k1", "tool", [function_call_output("call_1", "a.ts")], created=T0 + 2),
         assistant("a2", *reasoning[1:], text("Fixed."), created=T0 + 3, **GPT),
         user("u2", text("thanks"), created=T0 + 4),
+    ]
+
+
+def opencode_turn(*parts: Json) -> list[Message]:
+    """A user ask, one GPT response of these parts (as OpenCode stores it), the next ask."""
+    return [
+        user("u1", text("go"), created=T0),
+        assistant("a1", *parts, created=T0 + 1, **OPENCODE_GPT),
+        user("u2", text("next"), created=T0 + 2),
     ]
 
 
@@ -136,18 +142,11 @@ def test_reasoning_without_encrypted_content_is_dropped_and_reported_with_the_ru
 # =================================================================================================
 def test_reasoning_parts_sharing_an_item_id_are_one_item_with_every_summary() -> None:
     """The minimal case: one assistant message, two reasoning parts of one item, then a text part."""
-    msgs = [
-        user("u1", text("why does it fail?"), created=T0),
-        assistant(
-            "a1",
-            opencode_part("First summary.", "rs_A", "ENC-A1"),
-            opencode_part("Second summary.", "rs_A", "ENC-A"),
-            text("Because of the cache."),
-            created=T0 + 1,
-            **OPENCODE_GPT,
-        ),
-        user("u2", text("fix it"), created=T0 + 2),
-    ]
+    msgs = opencode_turn(
+        opencode_part("First summary.", "rs_A", "ENC-A1"),
+        opencode_part("Second summary.", "rs_A", "ENC-A"),
+        text("Because of the cache."),
+    )
     builds = valid_everywhere(msgs)
     responses = builds["openai-responses"]
     assert responses.messages[1:3] == [
@@ -172,18 +171,9 @@ def test_reasoning_parts_sharing_an_item_id_are_one_item_with_every_summary() ->
 
 
 def test_parts_of_different_items_stay_apart_and_each_needs_its_following_item() -> None:
-    msgs = [
-        user("u1", text("go"), created=T0),
-        assistant(
-            "a1",
-            opencode_part("Item A.", "rs_A", "ENC-A"),
-            opencode_part("Item B.", "rs_B", "ENC-B"),
-            text("Done."),
-            created=T0 + 1,
-            **OPENCODE_GPT,
-        ),
-        user("u2", text("next"), created=T0 + 2),
-    ]
+    msgs = opencode_turn(
+        opencode_part("Item A.", "rs_A", "ENC-A"), opencode_part("Item B.", "rs_B", "ENC-B"), text("Done.")
+    )
     built = valid_everywhere(msgs)["openai-responses"]
     reasoning = [i for i in built.messages if i["type"] == "reasoning"]
     assert [r["encrypted_content"] for r in reasoning] == ["ENC-B"]  # A is followed by B, not its own item
@@ -195,18 +185,7 @@ def test_parts_of_different_items_stay_apart_and_each_needs_its_following_item()
 
 def test_an_opencode_item_with_only_its_item_id_is_dropped_once_for_all_its_parts() -> None:
     """Real OpenCode exports keep `{openai: {itemId}}` without the encrypted content."""
-    msgs = [
-        user("u1", text("go"), created=T0),
-        assistant(
-            "a1",
-            opencode_part("One.", "rs_A"),
-            opencode_part("Two.", "rs_A"),
-            text("ok"),
-            created=T0 + 1,
-            **OPENCODE_GPT,
-        ),
-        user("u2", text("next"), created=T0 + 2),
-    ]
+    msgs = opencode_turn(opencode_part("One.", "rs_A"), opencode_part("Two.", "rs_A"), text("ok"))
     built = valid_everywhere(msgs)["openai-responses"]
     assert not [i for i in built.messages if i["type"] == "reasoning"]
     assert len(warned(built, "reasoning-merged")) == 1
