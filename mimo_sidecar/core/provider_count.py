@@ -97,6 +97,7 @@ class Counting:
 
     family: str = GENERIC
     keeps_all_reasoning: bool = False
+    reasoning_input: bool = True  # the format sends reasoning back (Chat Completions does not)
 
 
 # =============================================================================================
@@ -161,9 +162,12 @@ def _claude_version(model: str) -> tuple[str, tuple[int, int]] | None:
     return None
 
 
+NO_REASONING_INPUT = frozenset({"openai-chat"})
+
+
 def counting_for(provider_id: str | None, model_id: str | None, fmt: str | None = None) -> Counting:
     family = family_of(provider_id, model_id, fmt)
-    return Counting(family, keeps_all_reasoning(family, model_id))
+    return Counting(family, keeps_all_reasoning(family, model_id), fmt not in NO_REASONING_INPUT)
 
 
 # =============================================================================================
@@ -388,7 +392,7 @@ def hidden_reasoning(tokens: Any, costs: Iterable[PartCost], counting: Counting)
     visible step. 0 without usage or without a replayable token."""
     parts = list(costs)
     replayed = [c for c in parts if c.reasoning is not None and c.reasoning == counting.family]
-    if not replayed or not isinstance(tokens, Mapping):
+    if not replayed or not counting.reasoning_input or not isinstance(tokens, Mapping):
         return 0
     reasoning = _count(tokens.get("reasoning"))
     if reasoning > 0:

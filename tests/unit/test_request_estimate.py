@@ -305,7 +305,9 @@ def test_openai_reasoning_counts_its_reported_reasoning_tokens() -> None:
     counting = counting_for("openai", "gpt-5.3-codex")
     plain = sum(m.request_tokens(counting) for m in msgs)
     assert messages_tokens(msgs, counting) == plain + 400 - est_len(len("Plan."))
-    # Another provider cannot read it: nothing hidden is counted for it.
+    # Chat Completions takes no reasoning back; another provider cannot read it: nothing hidden.
+    chat = counting_for("openai", "gpt-5.3-codex", "openai-chat")
+    assert messages_tokens(msgs, chat) == sum(m.request_tokens(chat) for m in msgs)
     claude = counting_for("anthropic", "claude-sonnet-4-6")
     assert messages_tokens(msgs, claude) == sum(m.request_tokens(claude) for m in msgs)
 
