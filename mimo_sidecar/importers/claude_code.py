@@ -117,9 +117,11 @@ class _FileReader:
     inherited: set[str] = field(default_factory=set)
     queued: list[_Queued] = field(default_factory=list)
     steering: list[Draft] = field(default_factory=list)
-    # Lines of the user entries that delivered a queued input (each delivers one).
+    # Graph-order positions of the user entries that delivered a queued input (each delivers one).
     claimed_entries: set[int] = field(default_factory=set)
     last_response: str | None = None
+    position: dict[int, int] = field(default_factory=dict)  # id(record) -> its place in graph order
+    user_texts: list[tuple[int, str | None]] = field(default_factory=list)  # (position, plain text)
 
     @property
     def out(self) -> list[Draft]:
@@ -129,13 +131,17 @@ class _FileReader:
         branch = active_branch(records, main_thread=self.main_thread)
         active = {id(rec) for rec in branch.records}
         self.report.adjust("dangling parent link bridged", branch.bridges)
+        self.report.adjust("record placed after its parent, written later", branch.moved)
         self.report.adjust(
             "sibling-branch entry kept (parallel tool result or response entry)", branch.siblings
         )
-        user_texts = [
-            (rec.line, _plain_text(rec.data)) for rec in branch.records if rec.data.get("type") == "user"
+        self.position = {id(rec): index for index, rec in enumerate(branch.order)}
+        self.user_texts = [
+            (self.position[id(rec)], _plain_text(rec.data))
+            for rec in branch.records
+            if rec.data.get("type") == "user"
         ]
-        for rec in records:
+        for rec in branch.order:
             kind = as_str(rec.data.get("type")) or "(no type)"
             if id(rec) in active and rec.data.get("uuid") in self.inherited:
                 self.report.skip(INHERITED_RECORD)
@@ -147,7 +153,7 @@ class _FileReader:
             elif rec.line in branch.repeated:
                 self.report.skip("record repeating an earlier uuid (a resumed session's copy)")
             elif kind == "queue-operation":
-                self._queue_operation(rec, user_texts)
+                self._queue_operation(rec)
             else:
                 self.report.skip(_skip_reason(rec.data, self.main_thread))
         self._flush_steering()
@@ -228,16 +234,16 @@ class _FileReader:
         )
 
     # -- queued input ------------------------------------------------------------------------
-    def _queue_operation(self, rec: Record, user_texts: list[tuple[int, str | None]]) -> None:
+    def _queue_operation(self, rec: Record) -> None:
         operation = rec.data.get("operation")
         if operation == "enqueue" and (text := nonempty_str(rec.data.get("content"))) is not None:
             item = _Queued(rec, text)
             entry = next(
                 (
-                    line
-                    for line, body in user_texts
-                    if line > rec.line
-                    and line not in self.claimed_entries
+                    at
+                    for at, body in self.user_texts
+                    if at > self.position[id(rec)]
+                    and at not in self.claimed_entries
                     and body is not None
                     and body.strip() == text.strip()
                 ),

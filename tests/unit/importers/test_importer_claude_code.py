@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from mimo_sidecar.core.request_build import BuiltRequest, build_messages
 from mimo_sidecar.importers import import_transcript, newest_user_ask
 from mimo_sidecar.importers.claude_code import INHERITED_RECORD
 from tests.real_sessions import SUBAGENT_MARK, imported, subagent_session_files
@@ -102,6 +103,67 @@ def test_a_result_written_between_two_entries_of_one_response_keeps_its_place(tm
     assert [m["info"]["id"] for m in result.params["messages"][1:]] == [call_a, result_a, call_b, result_b]
     found = by_id(result.params)
     assert "finish" not in found[call_a]["info"] and found[call_b]["info"]["finish"] == "tool-calls"
+
+
+def built(params: dict[str, Any], fmt: str = "anthropic") -> BuiltRequest:
+    session = open_in_core(params)
+    return build_messages(
+        session.view(), collapse_tail=False, ordering=session.ordering(), reminder=None, fmt=fmt
+    )
+
+
+def test_a_result_written_before_its_call_comes_after_it(tmp_path: Path) -> None:
+    """Claude Code 2.1.x: the tool_result record is written before the assistant record holding the
+    tool_use; its parentUuid points forward. Graph order puts it after its parent, and the request
+    carries the real result, not a synthesized "interrupted" one."""
+    log = ClaudeLog()
+    ask = log.user("Read the config")
+    result_id = log.user([tool_result("toolu_f", "port = 8080")], parent="a1")
+    call = log.assistant([tool_use("toolu_f")], mid="msg_f1", uuid="a1", parent=ask)
+    log.records[1]["timestamp"], log.records[2]["timestamp"] = (
+        log.records[2]["timestamp"],
+        log.records[1]["timestamp"],
+    )  # stamped in the order they happened
+    reply = log.assistant([text("The port is 8080.")], mid="msg_f2", parent=result_id)
+    result = run(tmp_path, log)
+    assert [m["info"]["id"] for m in result.params["messages"]] == [ask, call, result_id, reply]
+    assert result.report.adjusted["record placed after its parent, written later"] == 1
+    assert "timestamp raised to keep creation order" not in result.report.adjusted
+    request = built(result.params)
+    assert not [w for w in request.warnings if w.startswith(("result-synthesized", "orphan-result"))]
+    carrier = request.messages[2]
+    assert carrier["role"] == "user"
+    assert carrier["content"][0]["tool_use_id"] == "toolu_f"
+    assert carrier["content"][0]["content"] == "port = 8080"
+    assert not carrier["content"][0].get("is_error")
+
+
+def test_a_record_waiting_for_a_later_parent_brings_its_own_children_along(tmp_path: Path) -> None:
+    """Several records between the early result and its call (other calls of the same response, each
+    answered) keep their order; the early result and an attachment hanging off it follow the call."""
+    log = ClaudeLog()
+    ask = log.user("Look at both files")
+    first = log.assistant([tool_use("toolu_1")], mid="msg_g1")
+    early = log.user([tool_result("toolu_2", "second file")], parent="a2")
+    note = log.bookkeeping("attachment", parent=early, attachment={"type": "hook_success"})
+    first_result = log.user([tool_result("toolu_1", "first file")], parent=first)
+    second = log.assistant([tool_use("toolu_2")], mid="msg_g1", uuid="a2", parent=first_result)
+    reply = log.assistant([text("Both read.")], mid="msg_g2", parent=note)
+    result = run(tmp_path, log)
+    ids = [m["info"]["id"] for m in result.params["messages"]]
+    assert ids == [ask, first, first_result, second, early, reply]
+    assert result.report.not_imported == {"attachment record": 1}
+    request = built(result.params, "openai-chat")
+    outputs = {m["tool_call_id"]: m["content"] for m in request.messages if m["role"] == "tool"}
+    assert outputs == {"toolu_1": "first file", "toolu_2": "second file"}
+
+
+def test_records_caught_in_a_parent_cycle_are_still_read(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    ask = log.user("Start", parent="u-0002")  # a damaged file: each names the other as parent
+    reply = log.assistant([text("Started.")], mid="msg_h1", parent=ask)
+    result = run(tmp_path, log)
+    assert [m["info"]["id"] for m in result.params["messages"]] == [ask, reply]
 
 
 def test_a_rewind_imports_the_branch_of_the_newest_leaf(tmp_path: Path) -> None:
