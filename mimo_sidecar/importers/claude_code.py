@@ -1,4 +1,5 @@
-"""Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`) and its subagents.
+"""Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`) and its subagents,
+or the same records saved as one JSON array (hook scripts' `logs/chat.json`): both are read alike.
 
 The active branch of the uuid DAG (claude_dag.py) becomes the main slice; each subagent file
 (`<session>/subagents/agent-<id>.jsonl`, or `<session>__subagents__agent-<id>.jsonl` next to the
@@ -35,7 +36,7 @@ from .fields import Json, as_dict, as_str, epoch_ms, nonempty_str
 from .harness import CLAUDE_CODE_MARKERS, starts_with_marker, synthetic
 from .report import ImportReport
 from .session_builder import Draft, SessionDraft
-from .source import Record, jsonl_records, read_bytes
+from .source import Record, read_bytes, records_of
 
 FORMAT = "claude-code"
 SUBAGENT_SEPARATOR = "__subagents__"
@@ -52,7 +53,7 @@ def subagent_files(session_file: Path) -> list[Path]:
 
 
 def read_claude_code(path: Path, report: ImportReport, *, tolerate_bad_lines: bool) -> SessionDraft:
-    records = list(jsonl_records(path, read_bytes(path), report, tolerate_bad_lines=tolerate_bad_lines))
+    records = list(records_of(path, read_bytes(path), report, tolerate_bad_lines=tolerate_bad_lines))
     if is_subagent_transcript(records):
         agent = _agent_id(records, path)
         session = SessionDraft(
@@ -65,7 +66,7 @@ def read_claude_code(path: Path, report: ImportReport, *, tolerate_bad_lines: bo
     _FileReader(path, report, session, MAIN_AGENT, main_thread=True).read(records)
     main_records = {draft.id for draft in session.slice(MAIN_AGENT)}
     for sub in subagent_files(path):
-        sub_records = list(jsonl_records(sub, read_bytes(sub), report, tolerate_bad_lines=tolerate_bad_lines))
+        sub_records = list(records_of(sub, read_bytes(sub), report, tolerate_bad_lines=tolerate_bad_lines))
         agent = _agent_id(sub_records, sub)
         reader = _FileReader(sub, report, session, agent, main_thread=False, inherited=main_records)
         reader.read(sub_records)
@@ -84,7 +85,7 @@ def _session_id(records: list[Record], path: Path) -> str:
         sid = nonempty_str(rec.data.get("sessionId"))
         if sid is not None:
             return sid
-    return path.name.removesuffix(".jsonl")
+    return path.name.removesuffix(".jsonl").removesuffix(".json")
 
 
 def _agent_id(records: list[Record], path: Path) -> str:
@@ -167,9 +168,12 @@ class _FileReader:
         message = as_dict(data.get("message"))
         if message is None:
             raise TranscriptError(
-                self.path, f"{data.get('type')} record without a message object", line=rec.line
+                self.path,
+                f"{data.get('type')} record without a message object",
+                line=rec.at_line,
+                where=rec.where,
             )
-        blocks = anthropic.blocks_of(message.get("content"), str(self.path), rec.line)
+        blocks = anthropic.blocks_of(message.get("content"), str(self.path), rec.at_line, rec.where)
         if data["type"] == "assistant":
             self._assistant(rec, message, blocks)
         else:
@@ -198,7 +202,8 @@ class _FileReader:
             Draft(
                 info,
                 blocks,
-                line=rec.line,
+                line=rec.at_line,
+                where=rec.where,
                 created=epoch_ms(data.get("timestamp")),
                 response=self.last_response,
                 stop=anthropic.finish_of(message.get("stop_reason")),
@@ -212,7 +217,12 @@ class _FileReader:
         harness = data.get("isMeta") is True or data.get("isCompactSummary") is True
         blocks = [synthetic(b) if harness or _is_harness_text(b) else b for b in blocks]
         drafts = anthropic.user_turn(
-            blocks, str(data["uuid"]), epoch_ms(data.get("timestamp")), self.report, line=rec.line
+            blocks,
+            str(data["uuid"]),
+            epoch_ms(data.get("timestamp")),
+            self.report,
+            line=rec.at_line,
+            where=rec.where,
         )
         if not drafts:
             self.report.skip("entry without content")
@@ -228,7 +238,8 @@ class _FileReader:
             Draft(
                 {"id": data["uuid"], "role": "user"},
                 [part],
-                line=rec.line,
+                line=rec.at_line,
+                where=rec.where,
                 created=epoch_ms(data.get("timestamp")),
             )
         )
@@ -276,9 +287,10 @@ class _FileReader:
             part = synthetic(part)
         sid = self.session.session_id
         draft = Draft(
-            {"id": f"{sid}.queued.L{item.record.line}", "role": "user"},
+            {"id": f"{sid}.queued.{item.record.tag}", "role": "user"},
             [part],
-            line=item.record.line,
+            line=item.record.at_line,
+            where=item.record.where,
             created=epoch_ms(delivered.data.get("timestamp")),
             records=2,
         )

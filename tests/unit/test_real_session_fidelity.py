@@ -49,6 +49,6 @@ def test_the_newest_user_ask_is_never_missing_from_the_boundary(
     assert ask.status in ("verbatim", "truncated"), ask.reason
     text = res.render.text
     if ask.status == "verbatim":
-        assert expected[1] in text
+        assert expected[1].strip() in text  # an entry is shown trimmed
     else:
         assert f"tokens elided from message {expected[0]}" in text

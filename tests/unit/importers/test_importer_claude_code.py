@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mimo_sidecar.core.request_build import BuiltRequest, build_messages
-from mimo_sidecar.importers import import_transcript, newest_user_ask
+from mimo_sidecar.importers import TranscriptError, detect_format, import_transcript, newest_user_ask
 from mimo_sidecar.importers.claude_code import INHERITED_RECORD
 from tests.real_sessions import SUBAGENT_MARK, imported, subagent_session_files
 from tests.unit.importers.transcripts import (
@@ -394,7 +395,7 @@ def test_a_real_subagent_file_on_its_own_is_its_slice_of_the_session(path: Path)
     open_in_core(result.params)
     assert result.report.consistent, result.report.as_dict()
     session_file = path.with_name(path.name.split(SUBAGENT_MARK)[0] + ".jsonl")
-    whole = imported(session_file).params
+    whole = imported(session_file, shared=True).params
     agent = path.name.removesuffix(".jsonl").rsplit("agent-", 1)[-1]
     assert result.params["sessionId"] == f"{whole['sessionId']}{SUBAGENT_MARK}agent-{agent}"
     own = [without_session_keys(m) for m in result.params["messages"]]
@@ -404,7 +405,7 @@ def test_a_real_subagent_file_on_its_own_is_its_slice_of_the_session(path: Path)
     assert own[: len(copied)] == copied  # the copy comes first, then the subagent's own records
     assert own[len(copied) :] == in_session and in_session
     assert [m["parts"] for m in copied] == [main[m["info"]["id"]]["parts"] for m in copied]
-    report = imported(session_file).report
+    report = imported(session_file, shared=True).report
     assert report.not_imported.get(INHERITED_RECORD, 0) >= len(copied)
     assert all("agentID" not in m["info"] for m in result.params["messages"])
     assert newest_user_ask(result.params) is not None
@@ -464,3 +465,77 @@ def test_bookkeeping_records_are_counted(tmp_path: Path) -> None:
         "system record (turn_duration)": 1,
         "summary record": 1,
     }
+
+
+# -- records saved as one JSON array (hook scripts' logs/chat.json) ---------------------------------
+def array_log() -> ClaudeLog:
+    log = ClaudeLog()
+    log.raw({"type": "summary", "summary": "A title", "leafUuid": "u-0004"})
+    ask = log.user("Fix the workflow")
+    call = log.assistant([tool_use("toolu_w", "Bash", command="gh workflow list")], mid="msg_w1")
+    log.user([tool_result("toolu_w", "ci.yml")], parent=call)
+    log.assistant([text("One workflow: ci.yml.")], mid="msg_w2")
+    log.queue("enqueue", "and the release one")
+    log.queue("remove")
+    log.assistant([text("No release workflow exists.")], mid="msg_w3")
+    assert ask
+    return log
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_json_array_of_records_is_read_like_the_jsonl(tmp_path: Path, indent: int | None) -> None:
+    log = array_log()
+    jsonl = run(tmp_path, log)
+    array = tmp_path / "chat.json"
+    array.write_text(json.dumps(log.records, indent=indent), encoding="utf-8")
+    assert detect_format(array) == "claude-code"  # not Cline's array of messages
+    for fmt in (None, "claude-code"):
+        result = import_transcript(array, fmt)
+        assert result.report.consistent and result.report.records_read == len(log.records)
+        # the queued input is named by its array index, as a line names it in JSONL
+        same = json.dumps(jsonl.params).replace(".queued.L6", ".queued.E5")
+        assert json.dumps(result.params) == same
+        assert result.report.not_imported == jsonl.report.not_imported
+
+
+def test_a_truncated_json_array_of_records_gets_the_claude_code_readers_error(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(array_log().records, indent=2)[:-40], encoding="utf-8")
+    assert detect_format(path) == "claude-code"
+    with pytest.raises(TranscriptError, match=r"not valid JSON: .* \(the file looks truncated\)") as err:
+        import_transcript(path)
+    assert err.value.line is not None and str(err.value).startswith(f"{path}:{err.value.line}: ")
+
+
+def test_errors_in_a_json_array_name_the_element(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    records: list[Any] = array_log().records
+    broken = [*records[:2], "not a record", *records[2:]]
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(TranscriptError) as err:
+        import_transcript(path)
+    assert str(err.value) == f"{path}: [2]: a record must be a JSON object"
+    skipped = import_transcript(path, tolerate_bad_lines=True)
+    assert skipped.report.consistent
+    assert skipped.report.not_imported["array element that is not an object (skipped on request)"] == 1
+    no_message = [*records[:3], {**records[3], "message": None}]
+    path.write_text(json.dumps(no_message), encoding="utf-8")
+    with pytest.raises(TranscriptError) as err:
+        import_transcript(path)
+    assert str(err.value) == f"{path}: [3]: user record without a message object"
+    bad_block = [*records[:3], {**records[3], "message": {"role": "user", "content": [7]}}]
+    path.write_text(json.dumps(bad_block), encoding="utf-8")
+    with pytest.raises(
+        TranscriptError, match=r"^.*chat\.json: \[3\]: content\[0\] must be an object with a type$"
+    ):
+        import_transcript(path)
+
+
+def test_a_cline_history_is_still_clines(tmp_path: Path) -> None:
+    path = tmp_path / "history.json"
+    path.write_text(
+        json.dumps([{"role": "user", "content": [text("<task>\nGo\n</task>")]}]), encoding="utf-8"
+    )
+    assert detect_format(path) == "cline"
+    path.write_text('[{"role": "user", "content": [{"type": "text", "text": "<task>', encoding="utf-8")
+    assert detect_format(path) == "cline"  # truncated: Cline's reader names the place
