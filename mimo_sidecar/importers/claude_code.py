@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..core.words import MAIN_AGENT
 from . import anthropic, tool_names, usage
-from .claude_dag import active_branch, is_compact_boundary, is_message
+from .claude_dag import active_branch, is_compact_boundary, is_compact_summary, is_message
 from .errors import TranscriptError
 from .fields import Json, as_dict, as_str, epoch_ms, nonempty_str
 from .harness import CLAUDE_CODE_MARKERS, starts_with_marker, synthetic
@@ -41,6 +41,7 @@ from .source import Record, read_bytes, records_of
 FORMAT = "claude-code"
 SUBAGENT_SEPARATOR = "__subagents__"
 SYNTHETIC_MODEL = "<synthetic>"
+COMPACTION_SUFFIX = "#compaction"  # ID of a boundary added before a compaction summary that has none
 INHERITED_RECORD = "subagent's copy of a session record (its context, imported in the main slice)"
 
 
@@ -132,6 +133,9 @@ class _FileReader:
         branch = active_branch(records, main_thread=self.main_thread)
         active = {id(rec) for rec in branch.records}
         self.report.adjust("dangling parent link bridged", branch.bridges)
+        self.report.adjust(
+            "compaction without a logical parent bridged to the history before it", branch.compactions_bridged
+        )
         self.report.adjust("record placed after its parent, written later", branch.moved)
         self.report.adjust(
             "sibling-branch entry kept (parallel tool result or response entry)", branch.siblings
@@ -214,6 +218,9 @@ class _FileReader:
 
     def _user(self, rec: Record, blocks: list[Json]) -> None:
         data = rec.data
+        if is_compact_summary(data) and not self._after_boundary():
+            self._boundary(rec, f"{data['uuid']}{COMPACTION_SUFFIX}")
+            self.report.adjust("compaction summary without a boundary record: boundary added before it")
         harness = data.get("isMeta") is True or data.get("isCompactSummary") is True
         blocks = [synthetic(b) if harness or _is_harness_text(b) else b for b in blocks]
         drafts = anthropic.user_turn(
@@ -228,7 +235,12 @@ class _FileReader:
             self.report.skip("entry without content")
         self.out.extend(drafts)
 
-    def _boundary(self, rec: Record) -> None:
+    def _after_boundary(self) -> bool:
+        return bool(self.out) and [p.get("type") for p in self.out[-1].parts] == ["compaction"]
+
+    def _boundary(self, rec: Record, mid: str | None = None) -> None:
+        """A compaction boundary: the record's own, or (`mid`) one added before a compaction summary
+        that has none (it accounts for no record of its own)."""
         data = rec.data
         part: Json = {"type": "compaction"}
         trigger = as_str((as_dict(data.get("compactMetadata")) or {}).get("trigger"))
@@ -236,11 +248,12 @@ class _FileReader:
             part["auto"] = trigger == "auto"
         self.out.append(
             Draft(
-                {"id": data["uuid"], "role": "user"},
+                {"id": mid or data["uuid"], "role": "user"},
                 [part],
                 line=rec.at_line,
                 where=rec.where,
                 created=epoch_ms(data.get("timestamp")),
+                records=0 if mid else 1,
             )
         )
 

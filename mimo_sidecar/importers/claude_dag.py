@@ -7,6 +7,9 @@ from the newest message record back to the root, with three corrections (docs/im
 1. **Compaction.** A `compact_boundary` record has no parent; its `logicalParentUuid` names the
    pre-compaction leaf. The walk continues there, so the older history is imported too (behind the
    boundary, where the sidecar keeps it out of the request but reads it for "Recent user input").
+   Claude Code 1.0.x wrote no `logicalParentUuid`, and a compaction summary can start the chain
+   with no boundary record at all: the walk then continues at the newest earlier message record
+   it has not visited (the pre-compaction leaf: the file is appended to), counted apart.
 2. **Dangling links.** A parent that is not in the file (a record never written, or a subagent file
    forking from its parent session) is bridged to the newest earlier message record of the same
    thread that the walk has not visited. Each bridge is counted.
@@ -45,6 +48,7 @@ class ActiveBranch:
     order: list[Record] = field(default_factory=list)  # every record of the file, in graph order
     repeated: set[int] = field(default_factory=set)  # lines whose uuid an earlier record has (it wins)
     bridges: int = 0
+    compactions_bridged: int = 0  # compactions naming no pre-compaction leaf (1.0.x), bridged to it
     moved: int = 0  # message records placed after a parent written later in the file
     siblings: int = 0  # records added back from sibling branches
 
@@ -55,6 +59,11 @@ def is_message(record: Json) -> bool:
 
 def is_compact_boundary(record: Json) -> bool:
     return record.get("type") == "system" and record.get("subtype") == COMPACT_BOUNDARY
+
+
+def is_compact_summary(record: Json) -> bool:
+    """The user record holding a compaction's summary: what the model read first after it."""
+    return record.get("type") == "user" and record.get("isCompactSummary") is True
 
 
 def active_branch(records: Sequence[Record], *, main_thread: bool) -> ActiveBranch:
@@ -141,13 +150,15 @@ def _walk(
         path.append(current)
         data = records[current].data
         parent = nonempty_str(data.get("parentUuid"))
-        if parent is None and is_compact_boundary(data):
+        compaction = parent is None and (is_compact_boundary(data) or is_compact_summary(data))
+        if compaction:
             parent = nonempty_str(data.get("logicalParentUuid"))
-        if parent is None:
-            break
-        found = by_uuid.get(parent)
-        if found is None:
-            result.bridges += 1
+        found = by_uuid.get(parent) if parent is not None else None
+        if found is None and (parent is not None or compaction):
+            if parent is None:
+                result.compactions_bridged += 1
+            else:
+                result.bridges += 1
             found = next((i for i in reversed(thread) if i < current and i not in visited), None)
         current = found
     return path

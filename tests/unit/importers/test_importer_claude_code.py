@@ -222,6 +222,58 @@ def test_a_compaction_whose_logical_parent_was_never_written_still_keeps_the_old
     assert result.report.adjusted["dangling parent link bridged"] == 1
 
 
+def test_a_1_0_compaction_without_a_logical_parent_keeps_the_history_before_it(tmp_path: Path) -> None:
+    """Claude Code 1.0.x: the boundary names no pre-compaction leaf. The history before it is
+    imported behind it, as a 2.x boundary's `logicalParentUuid` bridges it."""
+    log = ClaudeLog()
+    first = log.user("Start the migration")
+    log.assistant([text("Migration started.")], mid="msg_10a")
+    boundary = log.system("compact_boundary", parent=None, compactMetadata={"trigger": "manual"})
+    summary = log.user("This session is being continued from a previous conversation.", isCompactSummary=True)
+    log.user("Now finish it")
+    log.assistant([text("Finished.")], mid="msg_10b")
+    result = run(tmp_path, log)
+    ids = [m["info"]["id"] for m in result.params["messages"]]
+    assert ids[:4] == [first, ids[1], boundary, summary] and len(ids) == 6
+    assert result.report.adjusted["compaction without a logical parent bridged to the history before it"] == 1
+    assert not any("off the active branch" in reason for reason in result.report.not_imported)
+    session = open_in_core(result.params)
+    assert [m.id for m in session.view()][:2] == [boundary, summary]
+    assert newest_user_ask(result.params) == (ids[4], "Now finish it")
+
+
+def test_a_compaction_summary_without_a_boundary_gets_one(tmp_path: Path) -> None:
+    """A summary that starts the chain (no boundary record), or one chained to the `/compact`
+    command's output (a manual compaction whose boundary sits off the chain): the model's view
+    restarted at the summary, so a boundary is added before it."""
+    log = ClaudeLog()
+    first = log.user("Start the migration")
+    log.assistant([text("Migration started.")], mid="msg_11a")
+    summary = log.user("Summary: a migration was started.", parent=None, isCompactSummary=True)
+    log.user("Now finish it")
+    log.assistant([text("Finished.")], mid="msg_11b")
+    result = run(tmp_path, log)
+    ids = [m["info"]["id"] for m in result.params["messages"]]
+    added = f"{summary}#compaction"
+    assert ids[:4] == [first, ids[1], added, summary]
+    assert by_id(result.params)[added]["parts"] == [{"id": f"{added}.0", "type": "compaction"}]
+    assert (
+        result.report.adjusted["compaction summary without a boundary record: boundary added before it"] == 1
+    )
+    assert [m.id for m in open_in_core(result.params).view()][:2] == [added, summary]
+
+    chained = ClaudeLog()
+    chained.user("Start the migration")
+    chained.assistant([text("Migration started.")], mid="msg_11c")
+    chained.user("<command-name>/compact</command-name>")
+    chained.user("<local-command-stdout>Compacted</local-command-stdout>")
+    summary = chained.user("Summary: a migration was started.", isCompactSummary=True)
+    chained.assistant([text("Continuing.")], mid="msg_11d")
+    result = run(tmp_path, chained, "chained.jsonl")
+    view = [m.id for m in open_in_core(result.params).view()]
+    assert view[:2] == [f"{summary}#compaction", summary] and len(result.params["messages"]) == 7
+
+
 def test_harness_text_is_synthetic_and_the_genuine_ask_stays_plain(tmp_path: Path) -> None:
     log = ClaudeLog()
     ask = log.user("Make the build green again")
