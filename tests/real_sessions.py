@@ -127,3 +127,17 @@ def claude_records(path: Path) -> list[dict[str, Any]]:
         records: list[dict[str, Any]] = orjson.loads(text)
         return records
     return [orjson.loads(line) for line in text.splitlines() if line.strip()]
+
+
+RESULT_PARTS = frozenset({"tool_result", "function_call_output", "custom_tool_call_output", "tool"})
+
+
+def results_stamped_after(params: dict[str, Any], message_id: str) -> bool:
+    """Whether a message stamped later than `message_id` holds a tool result: what a rebuild at that
+    watermark can clear (behavior.md#microcompaction-rule). A hook script's `chat.json` stamps
+    nearly every record with one millisecond, and has none."""
+    at = next(m["info"]["time"]["created"] for m in params["messages"] if m["info"]["id"] == message_id)
+    return any(
+        m["info"]["time"]["created"] > at and any(p["type"] in RESULT_PARTS for p in m["parts"])
+        for m in params["messages"]
+    )

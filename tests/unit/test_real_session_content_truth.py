@@ -47,10 +47,12 @@ CHECKPOINT = (
 )
 MEMORY = tempfile.TemporaryDirectory(prefix="mimo-content-truth-")
 
-# Reasoning lost for a reason that is not a provider rule, fixed on branch reasoning-size.
+# Reasoning lost for a reason that is not a provider rule (being fixed on branch reasoning-size:
+# remove the mark when it lands; strict, so the run says when).
 REASONING_LOST = {
     ("codex/qna-dashboard-rollout-2025-10-20.jsonl", "openai-responses"): (
-        "issue 14.2: Codex reasoning items have no ID and are dropped ('no reasoning item ID')"
+        "reasoning 14.2: Codex 0.47 stores no reasoning item IDs and openai-responses drops every item"
+        " ('no reasoning item ID'), though Codex replays them without one"
     ),
 }
 

@@ -13,7 +13,7 @@ from mimo_sidecar.core.boundary import COMPACTABLE, KEPT_TOOLS
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.importers import import_transcript, tool_names
-from tests.real_sessions import expected_format, imported, real_session_files
+from tests.real_sessions import expected_format, imported, real_session_files, results_stamped_after
 from tests.unit.builders import checkpoint_memory
 from tests.unit.importers.transcripts import (
     T0,
@@ -87,9 +87,6 @@ def test_cline_carries_clines_map_and_opencode_none(tmp_path: Path) -> None:
     assert "toolNameMap" not in import_transcript(export).params  # OpenCode's names are MiMo's
 
 
-RESULT_PARTS = {"tool_result", "function_call_output", "custom_tool_call_output", "tool"}
-
-
 @pytest.mark.parametrize("path", real_session_files())
 def test_a_rebuild_of_a_real_session_clears_old_tool_results(path: Path, tmp_path: Path) -> None:
     """Results stamped after the watermark's millisecond are cleared (behavior.md#microcompaction-rule);
@@ -100,12 +97,7 @@ def test_a_rebuild_of_a_real_session_clears_old_tool_results(path: Path, tmp_pat
     watermark = engine.writer_watermark(session)
     assert watermark is not None
     session.watermark = watermark.id
-    at = session.get(watermark.id)
-    assert at is not None
-    stamped_later = any(
-        m["info"]["time"]["created"] > at.created and any(p["type"] in RESULT_PARTS for p in m["parts"])
-        for m in params["messages"]
-    )
+    stamped_later = results_stamped_after(params, watermark.id)
     inserted = engine.insert(
         session, memory, RebuildConfig(), watermark=watermark.id, reason="auto", now_ms=T0, minter=IdMinter()
     )
