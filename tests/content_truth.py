@@ -173,7 +173,7 @@ def gemini_facts(path: Path) -> Facts:
     answered, reasoning, asks = set(), set(), []
     for message in json.loads(path.read_text(encoding="utf-8"))["messages"]:
         answered |= {c["id"] for c in message.get("toolCalls") or [] if c.get("status") == "success"}
-        reasoning |= {t["description"] for t in message.get("thoughts") or [] if t.get("description")}
+        reasoning |= {_thought(t) for t in message.get("thoughts") or [] if t.get("description")}
         if message.get("type") == "user":
             content = message.get("content")
             typed = (
@@ -181,6 +181,12 @@ def gemini_facts(path: Path) -> Facts:
             )
             asks.append(typed)
     return Facts(frozenset(answered), frozenset(reasoning), asks[-1] if asks else None)
+
+
+def _thought(thought: Json) -> str:
+    """A recorded thought summary as the importer words it (docs/importers.md, "Gemini CLI")."""
+    subject, description = thought.get("subject") or "", thought["description"]
+    return f"**{subject}** {description}".strip() if subject else description
 
 
 def aider_facts(path: Path) -> Facts:

@@ -43,7 +43,10 @@ FORMAT_OF_FOLDER = {
     "codex": "codex",
     "opencode": "opencode",
     "cline": "cline",
+    "gemini": "gemini",
+    "aider": "aider",
 }
+SESSION_SUFFIXES = (".json", ".jsonl", ".md")
 
 
 def real_sessions_root() -> Path | None:
@@ -77,8 +80,8 @@ def main_session_files(root: Path) -> list[Path]:
     """Every session file of the folder, subagent files excluded (they belong to their session)."""
     files = []
     for folder in sorted(FORMAT_OF_FOLDER):
-        for path in sorted((root / folder).glob("*.json*")):
-            if SUBAGENT_MARK not in path.name:
+        for path in sorted((root / folder).iterdir()):
+            if path.suffix in SESSION_SUFFIXES and SUBAGENT_MARK not in path.name:
                 files.append(path)
     return files
 
