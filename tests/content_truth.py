@@ -40,15 +40,20 @@ CLEARED = "[Old tool result content cleared]"
 
 # Why a request may leave a reasoning item out: the providers' rules (protocol.md "Formats"). A drop
 # for any other reason is reasoning lost.
+# The reasons the renderers give (core/formats, behavior.md#reasoning-replay), each a provider rule.
 PROVIDER_RULES = (
-    "thinking not sent (target thinking off)",
-    "reasoning not sent (Chat Completions has no reasoning input)",
-    "no replay token (signature or encrypted content)",
+    "thinking not sent (target thinking off",
+    "reasoning not sent (Chat Completions takes no reasoning input)",
+    "no replay token (a provider takes back only the reasoning it signed or encrypted)",
     "replay token of another provider",
-    "produced by another model",
-    "produced by another provider",
-    "no encrypted content (stateless replay needs it)",
-    "empty thought",
+    "produced by another model (a replay token is bound to the model that wrote it)",
+    "produced by another provider (a replay token is bound to the provider that wrote it)",
+    "no encrypted content (a stateless request carries the reasoning in it)",
+    "no item of its own follows it (the API requires one)",
+    "no signature (the API refuses unsigned thinking)",
+    "empty thought (a Gemini part needs non-empty text)",
+    "empty reasoning parts not sent (no text and no replay token: nothing to replay)",
+    "reasoning of an assistant message that ended in an error not sent",
 )
 DROP = re.compile(r"^reasoning-dropped: (?P<count>\d+) × (?P<what>.*?) \(in .*\)$")
 

@@ -147,7 +147,21 @@ function buildSession() {
       state: { status: 'completed', input, output, title, metadata: {}, time: { start: at(startSec), end: at(endSec) } },
     });
 
+  // The file the first step reads: long enough that clearing old results is worth a boundary.
   const csvSource = [
+    "import { Row, ReportOptions } from '../types';",
+    "import { formatMoney, formatDate } from '../format';",
+    "",
+    "const HEADER = ['id', 'customer', 'total'];",
+    "const NEEDS_QUOTES = /[\",\\r\\n]/;",
+    "",
+    "/** Quote a field when it holds a comma, a quote or a line break (RFC 4180). */",
+    "function quote(field: string): string {",
+    "  if (!NEEDS_QUOTES.test(field)) return field;",
+    "  return '\"' + field.replace(/\"/g, '\"\"') + '\"';",
+    "}",
+    "",
+    "/** One CSV line per row, the header first. */",
     "export function toCsv(rows: Row[]): string {",
     "  const out = [HEADER.join(',')];",
     "  for (const r of rows) {",
@@ -155,6 +169,19 @@ function buildSession() {
     "    out.push([r.id, quote(r.name), r.total.toFixed(2)].join(','));",
     "  }",
     "  return out.join('\\n');",
+    "}",
+    "",
+    "/** The export with the report's options: date range, currency, rounding. */",
+    "export function exportReport(rows: Row[], options: ReportOptions): string {",
+    "  const inRange = rows.filter((r) => r.date >= options.from && r.date <= options.to);",
+    "  const priced = inRange.map((r) => ({ ...r, total: formatMoney(r.total, options.currency) }));",
+    "  const sorted = [...priced].sort((a, b) => a.id.localeCompare(b.id));",
+    "  return toCsv(sorted);",
+    "}",
+    "",
+    "/** A file name for the download: reports-<from>-<to>.csv */",
+    "export function fileName(options: ReportOptions): string {",
+    "  return `reports-${formatDate(options.from)}-${formatDate(options.to)}.csv`;",
     "}",
   ].join('\n');
 

@@ -26,8 +26,10 @@ from .boundary import (
     render_actors,
     render_index,
 )
+from .collapse import collapse
 from .config import RebuildConfig
 from .errors import DomainError, ErrorCode
+from .estimate_accuracy import ModelAccuracy, estimate_accuracy
 from .fidelity import FidelityReport, fidelity_report
 from .formats import DEFAULT_FORMAT, Target
 from .formats.prefix import prefix_hash, render_prefix, warn_tools_missing
@@ -35,6 +37,7 @@ from .formats.report import Report
 from .ids import IdMinter, IdScheme, ascending_scheme
 from .memory_files import MemoryRoot
 from .message import Json, Message
+from .provider_count import Counting, counting_for
 from .recent_user import logical_window, newest_user_ask
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
@@ -90,6 +93,7 @@ class ComputeResult:
     preview_outcome: InsertOutcome | None
     fidelity: FidelityReport | None = None  # with the preview
     sizes: RequestSizes | None = None  # with a preview that would rebuild or gain nothing
+    accuracy: list[ModelAccuracy] = field(default_factory=list)  # with the preview (behavior.md#d15)
 
 
 @dataclass
@@ -149,9 +153,11 @@ def decide_trigger(
     notes: tuple[str, ...] = ()
     source: UsageSource = "request"
     if usage is None:
-        choice = choose_usage(
-            msgs, ordering, session.view_start(agent_id), lambda: estimated_request_tokens(session, msgs)
-        )
+
+        def estimate() -> int:
+            return estimated_request_tokens(session, msgs, agent_id)
+
+        choice = choose_usage(msgs, ordering, session.view_start(agent_id), estimate)
         usage, source = (dict(choice.tokens) if choice.tokens is not None else None), choice.source
         notes = (choice.warning,) if choice.warning else ()
     model = model or model_from_history(msgs)
@@ -174,9 +180,16 @@ def decide_trigger(
     )
 
 
-def estimated_request_tokens(session: Session, view: Sequence[Message]) -> int:
-    """The request a view makes, estimated: the frozen prefix plus the messages the collapse keeps."""
-    return prefix_tokens(session.request_prefix) + request_tokens(view, session.ordering())
+def estimated_request_tokens(session: Session, view: Sequence[Message], agent_id: str = MAIN_AGENT) -> int:
+    """The request a view makes, estimated: the frozen prefix plus the messages the collapse keeps,
+    as the provider of the model in use counts them (behavior.md#d15)."""
+    counting = session_counting(session, agent_id)
+    return prefix_tokens(session.request_prefix) + request_tokens(view, session.ordering(), counting)
+
+
+def session_counting(session: Session, agent_id: str = MAIN_AGENT) -> Counting:
+    """How the provider of the slice's model in use counts a request (`provider_count`)."""
+    return counting_for(*(model_in_use(session, agent_id) or (None, None)))
 
 
 def model_from_history(msgs: Sequence[Message]) -> ModelLimits | None:
@@ -277,6 +290,7 @@ def compute(
     )
     rendered = render(inputs)
     fidelity = fidelity_report(inputs, rendered, after)
+    accuracy = view_accuracy(session, main_view)
     sizes = None
     if outcome is None and stored is not None:
         outcome = "insert-failed"
@@ -288,7 +302,13 @@ def compute(
             )
             sizes, _ = request_sizes(session, main_view, draft, base, now_ms, session.tool_name_map)
             outcome = "no-gain" if _refused(config, sizes) else "rebuilt"
-    return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes)
+    return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes, accuracy)
+
+
+def view_accuracy(session: Session, view: Sequence[Message]) -> list[ModelAccuracy]:
+    """How far the request-size estimate was from the usage the view's steps recorded."""
+    kept = collapse(list(view), session.ordering()).messages
+    return estimate_accuracy(kept, prefix_tokens(session.request_prefix))
 
 
 # -- insert (behavior.md#rebuild) ---------------------------------------------------------------
@@ -508,8 +528,9 @@ def request_sizes(
     (behavior.md#request); and that microcompaction's plan."""
     plan = plan_microcompaction(session.messages(), base, boundary.id, tool_name_map=tool_name_map)
     ordering = session.ordering()
-    after = request_tokens(session.view_with(boundary), ordering, plan.marks, now_ms)
-    return RequestSizes(request_tokens(view, ordering), after), plan
+    counting = session_counting(session)
+    after = request_tokens(session.view_with(boundary), ordering, counting, plan.marks, now_ms)
+    return RequestSizes(request_tokens(view, ordering, counting), after), plan
 
 
 def tool_names(session: Session, insert_map: Mapping[str, str] | None) -> dict[str, str]:

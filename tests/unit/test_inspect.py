@@ -98,7 +98,8 @@ def core_run(params: dict[str, Any], model: engine.ModelLimits, memory_root: Pat
         "before": before,
         "inserted": inserted,
         "after": after,
-        "boundary_tokens": boundary.tokens,
+        # The boundary's share of the request after (D15's count; for its text, characters / 4).
+        "boundary_tokens": after.message_tokens[boundary.id],
     }
 
 
@@ -156,6 +157,20 @@ def assert_matches_the_core(data: dict[str, Any], ref: dict[str, Any]) -> None:
         "afterTokens": inserted.sizes.after,
     }
     assert inserted.sizes.after < inserted.sizes.before  # the inflation guard let it through
+    assert data["estimateAccuracy"] == [
+        {
+            "providerId": a.provider_id,
+            "modelId": a.model_id,
+            "ratio": round(a.ratio, 3),
+            "estimatedTokens": a.estimated,
+            "usageTokens": a.counted,
+            "steps": [
+                {"messageId": s.message_id, "estimatedTokens": s.estimated, "usageTokens": s.counted}
+                for s in a.steps
+            ],
+        }
+        for a in computed.accuracy
+    ]
     f = inserted.fidelity
     ask, tasks, error = f.newest_user_ask, f.tasks, f.newest_tool_error
     assert data["fidelity"] == {
@@ -230,7 +245,7 @@ def test_json_keys_come_in_the_documented_order(capsys: pytest.CaptureFixture[st
     data = inspect_json(capsys, str(SAMPLE))
     assert list(data) == [
         "inspect", "source", "model", "trigger", "watermark", "memory", "preview", "rebuild",
-        "request", "fidelity", "warnings",
+        "request", "estimateAccuracy", "fidelity", "warnings",
     ]  # fmt: skip
     documented = (REPO / "docs" / "inspect.md").read_text(encoding="utf-8")
     for key in data:

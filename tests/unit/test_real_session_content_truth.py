@@ -47,15 +47,6 @@ CHECKPOINT = (
 )
 MEMORY = tempfile.TemporaryDirectory(prefix="mimo-content-truth-")
 
-# Reasoning lost for a reason that is not a provider rule (being fixed on branch reasoning-size:
-# remove the mark when it lands; strict, so the run says when).
-REASONING_LOST = {
-    ("codex/qna-dashboard-rollout-2025-10-20.jsonl", "openai-responses"): (
-        "reasoning 14.2: Codex 0.47 stores no reasoning item IDs and openai-responses drops every item"
-        " ('no reasoning item ID'), though Codex replays them without one"
-    ),
-}
-
 
 @dataclass
 class Verdicts:
@@ -138,7 +129,7 @@ def test_successful_results_reach_every_request_as_successes(path: Path, fmt: st
         assert found.results_checked > 0  # the check saw the transcript's results in the request
 
 
-@pytest.mark.parametrize(("path", "fmt"), cases(REASONING_LOST))
+@pytest.mark.parametrize(("path", "fmt"), cases())
 def test_reasoning_is_sent_or_its_drop_reported_under_a_provider_rule(path: Path, fmt: str) -> None:
     found = verdicts(path, fmt)
     assert found.lost_reasoning == []
