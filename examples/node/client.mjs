@@ -148,6 +148,24 @@ function buildSession() {
     });
 
   const csvSource = [
+    "import type { Row } from '../model';",
+    "",
+    "// Column order of the export; the reports page and the nightly job both read it.",
+    "export const HEADER = ['id', 'customer', 'total'];",
+    "",
+    "// RFC 4180 quoting: a field with a comma, a quote or a line break is quoted,",
+    "// and quotes inside it are doubled.",
+    "export function quote(field: string): string {",
+    "  if (!/[\",\\r\\n]/.test(field)) return field;",
+    "  return '\"' + field.replace(/\"/g, '\"\"') + '\"';",
+    "}",
+    "",
+    "// Totals are written with two decimals and a dot, whatever the user's locale.",
+    "export function formatTotal(total: number): string {",
+    "  return total.toFixed(2);",
+    "}",
+    "",
+    "// One CSV line per row, in the order the caller gives (the page sorts by customer).",
     "export function toCsv(rows: Row[]): string {",
     "  const out = [HEADER.join(',')];",
     "  for (const r of rows) {",
@@ -170,7 +188,18 @@ function buildSession() {
   assistant(10, 24, 'tool-calls', usage(2600, 210, 153000), (part, at) => [
     part({ type: 'text', text: 'Line 4 skips any name outside printable ASCII. Let me confirm with the existing tests first.' }),
     tool(part, at, 'bash', 2, { command: 'npm test -- csv', description: 'Run the CSV tests' },
-      '> reports@2.3.1 test\n> vitest run csv\n\n ✓ csv.test.ts (6 tests) 41ms\n\n Test Files  1 passed (1)\n      Tests  6 passed (6)\n',
+      [
+        '> reports@2.3.1 test', '> vitest run csv', '',
+        ' ✓ csv.test.ts (6 tests) 41ms',
+        '   ✓ toCsv > writes the header first',
+        '   ✓ toCsv > writes one line per row, in the given order',
+        '   ✓ toCsv > quotes a customer name holding a comma',
+        '   ✓ toCsv > doubles the quotes inside a quoted field',
+        '   ✓ toCsv > writes totals with two decimals',
+        '   ✓ toCsv > writes an empty export as the header alone',
+        '', ' Test Files  1 passed (1)', '      Tests  6 passed (6)',
+        '   Start at  09:41:12', '   Duration  612ms (transform 88ms, setup 0ms, collect 97ms, tests 41ms)', '',
+      ].join('\n'),
       'npm test -- csv', 12, 23),
   ]);
 
@@ -180,7 +209,18 @@ function buildSession() {
       { filePath: 'src/reports/export/csv.ts', oldString: "    if (!/^[\\x20-\\x7e]*$/.test(r.name)) continue; // FIXME: why?\n", newString: '' },
       'Edit applied successfully.', 'src/reports/export/csv.ts', 30, 31),
     tool(part, at, 'bash', 4, { command: 'npm test -- csv', description: 'Re-run the CSV tests' },
-      ' ✓ csv.test.ts (7 tests) 44ms\n\n Test Files  1 passed (1)\n      Tests  7 passed (7)\n', 'npm test -- csv', 32, 37),
+      [
+        ' ✓ csv.test.ts (7 tests) 44ms',
+        '   ✓ toCsv > writes the header first',
+        '   ✓ toCsv > writes one line per row, in the given order',
+        '   ✓ toCsv > quotes a customer name holding a comma',
+        '   ✓ toCsv > doubles the quotes inside a quoted field',
+        '   ✓ toCsv > writes totals with two decimals',
+        '   ✓ toCsv > writes an empty export as the header alone',
+        '   ✓ toCsv > keeps customer names with accents (Zoë Müller)',
+        '', ' Test Files  1 passed (1)', '      Tests  7 passed (7)',
+        '   Start at  09:43:02', '   Duration  598ms (transform 85ms, setup 0ms, collect 95ms, tests 44ms)', '',
+      ].join('\n'), 'npm test -- csv', 32, 37),
   ]);
 
   assistant(39, 44, 'stop', usage(3300, 120, 155800), (part) => [
