@@ -261,9 +261,8 @@ def test_what_the_first_boundary_left_live_stays_live(memory: MemoryRoot, mode: 
     session.watermark = b1.id
     more = _ordered_ids(mode, ["a6"], T0 + 2_000)
     sync(session, [_step(more["a6"], 6, T0 + 2_000)])
-    second = _rebuild(
-        session, memory, b1.id, T0 + 3_000, config=RebuildConfig(inflation_guard=False, keep_newest_step=False)
-    )
+    unguarded = RebuildConfig(inflation_guard=False, keep_newest_step=False)
+    second = _rebuild(session, memory, b1.id, T0 + 3_000, config=unguarded)
     assert second.message is not None and second.message["info"]["time"]["created"] == T0 + 31  # a3 + 1
     built = _next_request(session, memory)
     assert built.request.sources == [second.message["info"]["id"]] + [ids["a4"]] * 2 + [ids["a5"]] * 2
