@@ -16,15 +16,21 @@ Use:
 
     @pytest.mark.parametrize("path", real_session_files())   # one case per main session file
     def test_y(path: Path) -> None: ...
+
+    result = imported(path)   # imported once per test run; each call gets its own copy of the params
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+
+from mimo_sidecar.importers import ImportReport, ImportResult, import_transcript
 
 ENV_VAR = "MIMO_REAL_SESSIONS"
 RELATIVE = Path("shared") / "real-sessions"
@@ -92,3 +98,17 @@ def subagent_session_files() -> list[Any]:
 
 def expected_format(path: Path) -> str:
     return FORMAT_OF_FOLDER[path.parent.name]
+
+
+def imported(path: Path) -> ImportResult:
+    """`import_transcript(path)`, run once per test session: the params are a fresh copy on every
+    call (tests change them, and the core session keeps the dicts it is given); the report is shared
+    and must be read only."""
+    params, report = _import_once(path)
+    return ImportResult(orjson.loads(params), report)
+
+
+@functools.cache
+def _import_once(path: Path) -> tuple[bytes, ImportReport]:
+    result = import_transcript(path)
+    return orjson.dumps(result.params), result.report
