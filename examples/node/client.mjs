@@ -176,6 +176,22 @@ function buildSession() {
     "}",
   ].join('\n');
 
+  // What vitest prints for csv.test.ts: one line per test, then the summary.
+  const csvTests = [
+    'writes the header first',
+    'writes one line per row, in the given order',
+    'quotes a customer name holding a comma',
+    'doubles the quotes inside a quoted field',
+    'writes totals with two decimals',
+    'writes an empty export as the header alone',
+  ];
+  const vitestReport = (tests, startedAt, ms) => [
+    ` ✓ csv.test.ts (${tests.length} tests) ${ms}ms`,
+    ...tests.map((t) => `   ✓ toCsv > ${t}`),
+    '', ' Test Files  1 passed (1)', `      Tests  ${tests.length} passed (${tests.length})`,
+    `   Start at  ${startedAt}`, `   Duration  ${ms + 560}ms`, '',
+  ].join('\n');
+
   user(0, 'The CSV export on the reports page silently drops every row whose customer name has accents (e.g. "Zoë Müller"). Can you find out why and fix it?');
 
   assistant(4, 9, 'tool-calls', usage(2100, 160, 151000), (part, at) => [
@@ -188,18 +204,7 @@ function buildSession() {
   assistant(10, 24, 'tool-calls', usage(2600, 210, 153000), (part, at) => [
     part({ type: 'text', text: 'Line 4 skips any name outside printable ASCII. Let me confirm with the existing tests first.' }),
     tool(part, at, 'bash', 2, { command: 'npm test -- csv', description: 'Run the CSV tests' },
-      [
-        '> reports@2.3.1 test', '> vitest run csv', '',
-        ' ✓ csv.test.ts (6 tests) 41ms',
-        '   ✓ toCsv > writes the header first',
-        '   ✓ toCsv > writes one line per row, in the given order',
-        '   ✓ toCsv > quotes a customer name holding a comma',
-        '   ✓ toCsv > doubles the quotes inside a quoted field',
-        '   ✓ toCsv > writes totals with two decimals',
-        '   ✓ toCsv > writes an empty export as the header alone',
-        '', ' Test Files  1 passed (1)', '      Tests  6 passed (6)',
-        '   Start at  09:41:12', '   Duration  612ms (transform 88ms, setup 0ms, collect 97ms, tests 41ms)', '',
-      ].join('\n'),
+      '> reports@2.3.1 test\n> vitest run csv\n\n' + vitestReport(csvTests, '09:41:12', 41),
       'npm test -- csv', 12, 23),
   ]);
 
@@ -209,18 +214,8 @@ function buildSession() {
       { filePath: 'src/reports/export/csv.ts', oldString: "    if (!/^[\\x20-\\x7e]*$/.test(r.name)) continue; // FIXME: why?\n", newString: '' },
       'Edit applied successfully.', 'src/reports/export/csv.ts', 30, 31),
     tool(part, at, 'bash', 4, { command: 'npm test -- csv', description: 'Re-run the CSV tests' },
-      [
-        ' ✓ csv.test.ts (7 tests) 44ms',
-        '   ✓ toCsv > writes the header first',
-        '   ✓ toCsv > writes one line per row, in the given order',
-        '   ✓ toCsv > quotes a customer name holding a comma',
-        '   ✓ toCsv > doubles the quotes inside a quoted field',
-        '   ✓ toCsv > writes totals with two decimals',
-        '   ✓ toCsv > writes an empty export as the header alone',
-        '   ✓ toCsv > keeps customer names with accents (Zoë Müller)',
-        '', ' Test Files  1 passed (1)', '      Tests  7 passed (7)',
-        '   Start at  09:43:02', '   Duration  598ms (transform 85ms, setup 0ms, collect 95ms, tests 44ms)', '',
-      ].join('\n'), 'npm test -- csv', 32, 37),
+      vitestReport([...csvTests, 'keeps customer names with accents (Zoë Müller)'], '09:43:02', 44),
+      'npm test -- csv', 32, 37),
   ]);
 
   assistant(39, 44, 'stop', usage(3300, 120, 155800), (part) => [
