@@ -37,7 +37,15 @@ RELATIVE = Path("shared") / "real-sessions"
 FALLBACK = Path("/work/shared/real-sessions")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SUBAGENT_MARK = "__subagents__"
-FORMAT_OF_FOLDER = {"claude": "claude-code", "codex": "codex", "opencode": "opencode", "cline": "cline"}
+FORMAT_OF_FOLDER = {
+    "claude": "claude-code",
+    "codex": "codex",
+    "opencode": "opencode",
+    "cline": "cline",
+    "gemini": "gemini",
+    "aider": "aider",
+}
+SESSION_SUFFIXES = (".json", ".jsonl", ".md")
 
 
 def real_sessions_root() -> Path | None:
@@ -71,8 +79,8 @@ def main_session_files(root: Path) -> list[Path]:
     """Every session file of the folder, subagent files excluded (they belong to their session)."""
     files = []
     for folder in sorted(FORMAT_OF_FOLDER):
-        for path in sorted((root / folder).glob("*.json*")):
-            if SUBAGENT_MARK not in path.name:
+        for path in sorted((root / folder).iterdir()):
+            if path.suffix in SESSION_SUFFIXES and SUBAGENT_MARK not in path.name:
                 files.append(path)
     return files
 
