@@ -147,21 +147,25 @@ function buildSession() {
       state: { status: 'completed', input, output, title, metadata: {}, time: { start: at(startSec), end: at(endSec) } },
     });
 
-  // The file the first step reads: long enough that clearing old results is worth a boundary.
   const csvSource = [
-    "import { Row, ReportOptions } from '../types';",
-    "import { formatMoney, formatDate } from '../format';",
+    "import type { Row } from '../model';",
     "",
-    "const HEADER = ['id', 'customer', 'total'];",
-    "const NEEDS_QUOTES = /[\",\\r\\n]/;",
+    "// Column order of the export; the reports page and the nightly job both read it.",
+    "export const HEADER = ['id', 'customer', 'total'];",
     "",
-    "/** Quote a field when it holds a comma, a quote or a line break (RFC 4180). */",
-    "function quote(field: string): string {",
-    "  if (!NEEDS_QUOTES.test(field)) return field;",
+    "// RFC 4180 quoting: a field with a comma, a quote or a line break is quoted,",
+    "// and quotes inside it are doubled.",
+    "export function quote(field: string): string {",
+    "  if (!/[\",\\r\\n]/.test(field)) return field;",
     "  return '\"' + field.replace(/\"/g, '\"\"') + '\"';",
     "}",
     "",
-    "/** One CSV line per row, the header first. */",
+    "// Totals are written with two decimals and a dot, whatever the user's locale.",
+    "export function formatTotal(total: number): string {",
+    "  return total.toFixed(2);",
+    "}",
+    "",
+    "// One CSV line per row, in the order the caller gives (the page sorts by customer).",
     "export function toCsv(rows: Row[]): string {",
     "  const out = [HEADER.join(',')];",
     "  for (const r of rows) {",
@@ -170,19 +174,22 @@ function buildSession() {
     "  }",
     "  return out.join('\\n');",
     "}",
-    "",
-    "/** The export with the report's options: date range, currency, rounding. */",
-    "export function exportReport(rows: Row[], options: ReportOptions): string {",
-    "  const inRange = rows.filter((r) => r.date >= options.from && r.date <= options.to);",
-    "  const priced = inRange.map((r) => ({ ...r, total: formatMoney(r.total, options.currency) }));",
-    "  const sorted = [...priced].sort((a, b) => a.id.localeCompare(b.id));",
-    "  return toCsv(sorted);",
-    "}",
-    "",
-    "/** A file name for the download: reports-<from>-<to>.csv */",
-    "export function fileName(options: ReportOptions): string {",
-    "  return `reports-${formatDate(options.from)}-${formatDate(options.to)}.csv`;",
-    "}",
+  ].join('\n');
+
+  // What vitest prints for csv.test.ts: one line per test, then the summary.
+  const csvTests = [
+    'writes the header first',
+    'writes one line per row, in the given order',
+    'quotes a customer name holding a comma',
+    'doubles the quotes inside a quoted field',
+    'writes totals with two decimals',
+    'writes an empty export as the header alone',
+  ];
+  const vitestReport = (tests, startedAt, ms) => [
+    ` ✓ csv.test.ts (${tests.length} tests) ${ms}ms`,
+    ...tests.map((t) => `   ✓ toCsv > ${t}`),
+    '', ' Test Files  1 passed (1)', `      Tests  ${tests.length} passed (${tests.length})`,
+    `   Start at  ${startedAt}`, `   Duration  ${ms + 560}ms`, '',
   ].join('\n');
 
   user(0, 'The CSV export on the reports page silently drops every row whose customer name has accents (e.g. "Zoë Müller"). Can you find out why and fix it?');
@@ -197,7 +204,7 @@ function buildSession() {
   assistant(10, 24, 'tool-calls', usage(2600, 210, 153000), (part, at) => [
     part({ type: 'text', text: 'Line 4 skips any name outside printable ASCII. Let me confirm with the existing tests first.' }),
     tool(part, at, 'bash', 2, { command: 'npm test -- csv', description: 'Run the CSV tests' },
-      '> reports@2.3.1 test\n> vitest run csv\n\n ✓ csv.test.ts (6 tests) 41ms\n\n Test Files  1 passed (1)\n      Tests  6 passed (6)\n',
+      '> reports@2.3.1 test\n> vitest run csv\n\n' + vitestReport(csvTests, '09:41:12', 41),
       'npm test -- csv', 12, 23),
   ]);
 
@@ -207,7 +214,8 @@ function buildSession() {
       { filePath: 'src/reports/export/csv.ts', oldString: "    if (!/^[\\x20-\\x7e]*$/.test(r.name)) continue; // FIXME: why?\n", newString: '' },
       'Edit applied successfully.', 'src/reports/export/csv.ts', 30, 31),
     tool(part, at, 'bash', 4, { command: 'npm test -- csv', description: 'Re-run the CSV tests' },
-      ' ✓ csv.test.ts (7 tests) 44ms\n\n Test Files  1 passed (1)\n      Tests  7 passed (7)\n', 'npm test -- csv', 32, 37),
+      vitestReport([...csvTests, 'keeps customer names with accents (Zoë Müller)'], '09:43:02', 44),
+      'npm test -- csv', 32, 37),
   ]);
 
   assistant(39, 44, 'stop', usage(3300, 120, 155800), (part) => [

@@ -357,7 +357,11 @@ class InsertParams(Params):
         description="`manual` digests and collapses the whole idle main slice (behavior.md#manual-rebuild)."
     )
     digest_up_to: MessageId | None = Field(
-        None, description="D: newest message of the caller's list; default: the last message of the list."
+        None,
+        description="D: the newest message the boundary digests. Default: the list's last message, or, "
+        "when the list ends in a step that called tools, on an automatic rebuild, the message before "
+        "that step (D19). Never inside a newest step still waiting for results: moved before it, with a "
+        "warning (D20).",
     )
     boundary_message_id: MessageId | None = Field(
         None,
@@ -419,8 +423,17 @@ class InsertResult(Result):
     compacted: list[CompactedPart] = Field(default_factory=list, description="Every part marked compacted.")
     sections: list[SectionInfo] = Field(default_factory=list, description="The section report of the render.")
     report: RenderReport | None = None
-    watermark: str | None = Field(None, description="W used by this insertion (read before any wait, D4).")
-    digest_up_to: str | None = None
+    watermark: str | None = Field(
+        None,
+        description="W used by this insertion: after a writer wait that succeeded, the watermark that "
+        "writer stored (D21), else the one stored before the wait (and with "
+        "`checkpoint.follow_writer_watermark: false` always, D4).",
+    )
+    digest_up_to: str | None = Field(
+        None,
+        description="D used by this insertion; absent when nothing before the live newest step is left "
+        "to digest. What the view holds after it stays live (D19, D20).",
+    )
     wait: WaitInfo | None = Field(None, description="The writer wait, when a writer was in flight.")
     status_text: str | None = Field(
         None, description="The user-facing outcome text (manual rebuilds show it)."
