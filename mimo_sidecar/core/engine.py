@@ -134,6 +134,10 @@ class BuildResult:
     request: BuiltRequest
     reminder_added: bool
     usage_pending: bool
+    # D18: the tools the request's texts name (its boundary's, its memory reminder's), and the tool
+    # names the request holds (None: unknown, no `requestPrefix.tools`).
+    tools_named: tuple[str, ...] = ()
+    tools_held: frozenset[str] | None = None
 
 
 # -- trigger and watermark (behavior.md#trigger, behavior.md#watermark) ------------------------
@@ -675,7 +679,15 @@ def build(
         missing = unheld_named_tools(session, named, added)
         if missing:
             built.warnings.append(f"{NAMED_TOOL_MISSING}: {texts.named_tools_missing(where, missing)}")
-    return BuildResult(prefix_of(session, built, sidecar_tools), built, reminder is not None, pending)
+    held = held_tools(session, added)
+    return BuildResult(
+        prefix_of(session, built, sidecar_tools),
+        built,
+        reminder is not None,
+        pending,
+        tuple(dict.fromkeys(n for _, names in named_checks for n in names)),
+        frozenset(held) if held is not None else None,
+    )
 
 
 def writer_view(session: Session, up_to: str | None = None) -> list[Message]:

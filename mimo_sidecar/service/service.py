@@ -103,6 +103,10 @@ class SidecarService:
         if self._memory is None or self._memory.root != str(root):
             self._memory = MemoryRoot(str(root))
 
+    def clock_ms(self) -> int:
+        """The service's "now" (milliseconds)."""
+        return self._clock()
+
     def settings(self) -> Settings:
         """The snapshot one request works with. The memory root is set by `initialize`, which the
         RPC layer requires before any other request."""
