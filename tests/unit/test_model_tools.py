@@ -328,38 +328,40 @@ def declared_keys(typed_dict: Any) -> set[str]:
     return set(typed_dict.__required_keys__ | typed_dict.__optional_keys__)
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-def test_definitions_validate_against_each_sdks_tool_type(fmt: str) -> None:
-    tools = tools_in_format(fmt, "mimo_")  # type: ignore[arg-type]
+def assert_valid_tools(fmt: str, tools: list[Any], names: list[str]) -> None:
+    """`tools` (as `tools/list` answers them) pass the provider SDK's tool type of `fmt`, use only the
+    keys it declares, and are named `names`."""
     if fmt == "gemini":
         (tool,) = tools
         declared = genai.Tool.model_validate(tool).function_declarations or []
-        assert [d.name for d in declared] == ["mimo_history", "mimo_memory", "mimo_task"]
+        assert [d.name for d in declared] == names
         return
-    assert [t.get("name") or t["function"]["name"] for t in tools] == [
-        "mimo_history",
-        "mimo_memory",
-        "mimo_task",
-    ]
-    for tool in tools:
+    assert [t.get("name") or t["function"]["name"] for t in tools] == names
+    for definition in tools:
         if fmt == "anthropic":
-            TypeAdapter(ToolParam).validate_python(tool)
-            assert set(tool) <= declared_keys(ToolParam)
+            TypeAdapter(ToolParam).validate_python(definition)
+            assert set(definition) <= declared_keys(ToolParam)
         elif fmt == "openai-chat":
-            TypeAdapter(ChatCompletionToolParam).validate_python(tool)
-            assert set(tool["function"]) <= declared_keys(FunctionDefinition)
+            TypeAdapter(ChatCompletionToolParam).validate_python(definition)
+            assert set(definition["function"]) <= declared_keys(FunctionDefinition)
         elif fmt == "openai-responses":
-            TypeAdapter(FunctionToolParam).validate_python(tool)
-            assert set(tool) <= declared_keys(FunctionToolParam)
+            TypeAdapter(FunctionToolParam).validate_python(definition)
+            assert set(definition) <= declared_keys(FunctionToolParam)
         else:  # ai-sdk: MCP's Tool and the AI SDK's tool() take {name, description, inputSchema}
-            assert set(tool) == {"name", "description", "inputSchema"}
+            assert set(definition) == {"name", "description", "inputSchema"}
         schema = (
-            tool.get("input_schema")
-            or tool.get("parameters")
-            or tool.get("inputSchema")
-            or tool["function"]["parameters"]
+            definition.get("input_schema")
+            or definition.get("parameters")
+            or definition.get("inputSchema")
+            or definition["function"]["parameters"]
         )
         assert schema["type"] == "object" and schema["required"] == ["operation"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_definitions_validate_against_each_sdks_tool_type(fmt: str) -> None:
+    names = ["mimo_history", "mimo_memory", "mimo_task"]
+    assert_valid_tools(fmt, tools_in_format(fmt, "mimo_"), names)  # type: ignore[arg-type]
 
 
 def test_the_validation_can_fail() -> None:
