@@ -2,7 +2,7 @@
 
 Standard JSON-RPC/LSP codes are used for transport and validation problems; application errors use
 codes from 1001 up, outside the range JSON-RPC reserves (-32768..-32000) and the codes LSP clients
-such as vscode-jsonrpc generate themselves. 1010 and above belong to the rebuild methods.
+such as vscode-jsonrpc generate themselves. 1010 belongs to the rebuild methods, 1011 to the model tools.
 
 Application errors carry `data` with at least `name` and, when one input is at fault, `field` (the
 camelCase path of the offending param, with list indexes as numbers: `upsertParts.0.part.id`).

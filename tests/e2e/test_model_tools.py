@@ -344,3 +344,13 @@ def test_a_text_naming_tools_the_request_lacks_is_reported_in_every_format(story
     built = client.request("request/build", {"sessionId": PLAIN, "format": fmt})
     warned = [w for w in built["warnings"] if w.startswith("named-tool-missing: the boundary names")]
     assert warned and "`grep`, `read`, `history`" in warned[0]
+
+
+def test_the_writers_request_keeps_the_main_loops_prefix_with_the_sidecar_tools(story: Story) -> None:
+    params = {"sessionId": SID, "format": "anthropic", "sidecarTools": {}}
+    main = story.client.request("request/build", params)
+    writer = story.client.request("request/build", {**params, "purpose": "writer"})
+    prepared = story.client.request("checkpoint/prepare", params)
+    assert main["prefix"]["hash"] == writer["prefix"]["hash"] == prepared["prefix"]["hash"]
+    without = story.client.request("request/build", {"sessionId": SID, "format": "anthropic"})
+    assert without["prefix"]["hash"] != main["prefix"]["hash"]
