@@ -12,9 +12,7 @@ is in the request's tools or in the insert's `named-tool-missing` warning.
 
 from __future__ import annotations
 
-import copy
 import re
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -25,13 +23,12 @@ from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats.prefix import declared_tool_names
 from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Json, Message
+from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.model_tools import ToolContext, call_tool
 from mimo_sidecar.core.recent_user import raw_user_text
 from mimo_sidecar.core.session import Session
 from mimo_sidecar.core.tool_pointers import ToolPointers, missing_tools
-from mimo_sidecar.importers import import_transcript
-from tests.real_sessions import real_session_files
+from tests.real_sessions import imported, real_session_files
 from tests.unit.host_loop import host_prefix
 from tests.unit.importers.transcripts import open_in_core
 from tests.unit.pointer_calls import resolved_calls
@@ -43,15 +40,10 @@ TASKS = [{"id": "T1", "status": "in_progress", "summary": "Carry on the imported
 ELIDED = re.compile(r"elided from message (\S+); fetch the full text with")
 
 
-@cache
-def imported(path: Path) -> Json:
-    params = import_transcript(path).params
-    params["requestPrefix"] = host_prefix(params)
-    return params
-
-
 def prepared(path: Path, tmp: Path, pointers: ToolPointers | None) -> tuple[Session, MemoryRoot]:
-    session = open_in_core(copy.deepcopy(imported(path)))  # the rebuild marks the session's parts
+    params = imported(path).params  # a fresh copy: the rebuild marks the session's parts
+    params["requestPrefix"] = host_prefix(params)
+    session = open_in_core(params)
     session.tasks = list(TASKS)
     session.tool_pointers = pointers
     sdir = tmp / "sessions" / session.session_id
