@@ -76,3 +76,48 @@ def paged_answer(
     if p.next_offset is not None:
         parts.append(texts.answer_continues(p.total - p.end, p.next_offset))
     return ToolAnswer("\n".join(parts), structured={**(extra or {}), **p.structured()})
+
+
+MAX_HITS_PER_ANSWER = 50
+
+
+class HitPager:
+    """A search's answer, paged by match: `offset` matches are skipped, then matches are shown
+    while they fit the cap (at most `MAX_HITS_PER_ANSWER`), and the rest are only counted."""
+
+    def __init__(self, offset: int, cap_tokens: int) -> None:
+        self.offset = offset
+        self.cap = cap_tokens * UNITS_PER_TOKEN
+        self.shown: list[str] = []
+        self.used = 0
+        self.total = 0
+        self.next_offset: int | None = None
+
+    def match(self, entry: Callable[[], str]) -> None:
+        """Count one match; `entry` writes its line(s), called only for a match that is shown."""
+        self.total += 1
+        if self.total <= self.offset or self.next_offset is not None:
+            return
+        text = entry()
+        if self.shown and (self.used + len16(text) > self.cap or len(self.shown) == MAX_HITS_PER_ANSWER):
+            self.next_offset = self.offset + len(self.shown)
+            return
+        self.shown.append(text)
+        self.used += len16(text) + 1
+
+    def answer(self, heading: str, extra: Json | None = None) -> ToolAnswer:
+        """The heading, the shown matches, and the trailer when more follow. Raises ToolRefusal for
+        an offset past the last match."""
+        if self.offset and self.offset >= self.total:
+            raise ToolRefusal(texts.hit_offset_past_end(self.offset, self.total))
+        lines = [heading, *self.shown]
+        if self.next_offset is not None:
+            lines.append(texts.more_hits(self.total - self.next_offset, self.next_offset))
+        structured = {
+            **(extra or {}),
+            "matches": self.total,
+            "offset": self.offset,
+            "shown": len(self.shown),
+            "nextOffset": self.next_offset,
+        }
+        return ToolAnswer("\n".join(lines), structured=structured)

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from .. import texts
 from ..formats import call_ids
 from ..jsjson import js_stringify
-from ..jstext import len16
 from ..message import Message
 from ..shapes import LogicalCall, logical_calls, tool_results, tool_uses
 from ..words import HistoryOperation
-from .answer import UNITS_PER_TOKEN, ToolAnswer, ToolRefusal, paged_answer
+from .answer import HitPager, ToolAnswer, ToolRefusal, paged_answer
 from .arguments import Arguments
 from .context import ToolContext
 from .matching import Matcher, matcher, snippet
@@ -32,7 +32,6 @@ from .transcript import call_text, created, message_text
 OPERATIONS: tuple[HistoryOperation, ...] = ("around", "search", "result")
 DEFAULT_NEIGHBOURS = 2
 MAX_NEIGHBOURS = 20
-MAX_HITS_PER_ANSWER = 50
 
 
 def call(ctx: ToolContext, args: Arguments) -> ToolAnswer:
@@ -121,37 +120,17 @@ def _part_text(part: dict[str, object]) -> str:
 
 
 def search(ctx: ToolContext, found: Matcher, offset: int) -> ToolAnswer:
-    cap = ctx.answer_tokens * UNITS_PER_TOKEN
-    shown: list[str] = []
-    used = 0
-    total = 0
-    next_offset: int | None = None
+    pager = HitPager(offset, ctx.answer_tokens)
     for field_ in _fields(ctx):
         span = found.find(field_.text)
-        if span is None:
-            continue
-        total += 1
-        if total <= offset or next_offset is not None:
-            continue
-        entry = texts.history_hit(
-            field_.message.id,
-            field_.message.role,
-            created(field_.message),
-            field_.label,
-            snippet(field_.text, span),
-        )
-        if shown and (used + len16(entry) > cap or len(shown) == MAX_HITS_PER_ANSWER):
-            next_offset = offset + len(shown)
-            continue
-        shown.append(entry)
-        used += len16(entry) + 1
-    if offset and offset >= total:
-        raise ToolRefusal(texts.hit_offset_past_end(offset, total))
-    lines = [texts.hits_heading(total, offset, len(shown))] + shown
-    if next_offset is not None:
-        lines.append(texts.more_hits(total - next_offset, next_offset))
-    structured = {"matches": total, "offset": offset, "shown": len(shown), "nextOffset": next_offset}
-    return ToolAnswer("\n".join(lines), structured=structured)
+        if span is not None:
+            pager.match(partial(_hit, field_, span))
+    return pager.answer(texts.hits_heading(pager.total, offset, len(pager.shown)))
+
+
+def _hit(field_: _Field, span: tuple[int, int]) -> str:
+    m = field_.message
+    return texts.history_hit(m.id, m.role, created(m), field_.label, snippet(field_.text, span))
 
 
 # -- result -----------------------------------------------------------------------------------------

@@ -9,17 +9,17 @@ way, a file of another session or project, anything that is not a regular text f
 
 from __future__ import annotations
 
+from functools import partial
+
 from .. import texts
-from ..jstext import len16
 from ..memory_files import UnsafeName
 from ..words import MemoryOperation
-from .answer import UNITS_PER_TOKEN, Page, ToolAnswer, ToolRefusal, paged_answer
+from .answer import HitPager, Page, ToolAnswer, ToolRefusal, paged_answer
 from .arguments import Arguments
 from .context import ToolContext
 from .matching import Matcher, matcher, snippet
 
 OPERATIONS: tuple[MemoryOperation, ...] = ("search", "read")
-MAX_HITS_PER_ANSWER = 50
 
 
 def call(ctx: ToolContext, args: Arguments) -> ToolAnswer:
@@ -65,10 +65,8 @@ def _files(ctx: ToolContext, only: str | None) -> list[str]:
 
 
 def search(ctx: ToolContext, found: Matcher, only: str | None, offset: int) -> ToolAnswer:
-    cap = ctx.answer_tokens * UNITS_PER_TOKEN
-    shown: list[str] = []
-    used, total, files = 0, 0, 0
-    next_offset: int | None = None
+    pager = HitPager(offset, ctx.answer_tokens)
+    files = 0
     for key in _files(ctx, only):
         try:
             _, text = _read(ctx, key)
@@ -77,27 +75,11 @@ def search(ctx: ToolContext, found: Matcher, only: str | None, offset: int) -> T
         files += 1
         for number, line in enumerate(text.split("\n"), start=1):
             span = found.find(line)
-            if span is None:
-                continue
-            total += 1
-            if total <= offset or next_offset is not None:
-                continue
-            entry = texts.memory_hit(key, number, snippet(line, span))
-            if shown and (used + len16(entry) > cap or len(shown) == MAX_HITS_PER_ANSWER):
-                next_offset = offset + len(shown)
-                continue
-            shown.append(entry)
-            used += len16(entry) + 1
-    if offset and offset >= total:
-        raise ToolRefusal(texts.hit_offset_past_end(offset, total))
-    lines = [texts.memory_hits_heading(total, files, offset, len(shown)), *shown]
-    if next_offset is not None:
-        lines.append(texts.more_hits(total - next_offset, next_offset))
-    structured = {
-        "matches": total,
-        "files": files,
-        "offset": offset,
-        "shown": len(shown),
-        "nextOffset": next_offset,
-    }
-    return ToolAnswer("\n".join(lines), structured=structured)
+            if span is not None:
+                pager.match(partial(_hit, key, number, line, span))
+    heading = texts.memory_hits_heading(pager.total, files, offset, len(pager.shown))
+    return pager.answer(heading, {"files": files})
+
+
+def _hit(key: str, number: int, line: str, span: tuple[int, int]) -> str:
+    return texts.memory_hit(key, number, snippet(line, span))
