@@ -25,6 +25,7 @@ from .boundary import (
     plan_microcompaction,
     render_actors,
     render_index,
+    tools_named_by,
 )
 from .collapse import collapse
 from .config import RebuildConfig
@@ -32,12 +33,13 @@ from .errors import DomainError, ErrorCode
 from .estimate_accuracy import ModelAccuracy, estimate_accuracy
 from .fidelity import FidelityReport, fidelity_report
 from .formats import DEFAULT_FORMAT, Target
-from .formats.prefix import prefix_hash, render_prefix, warn_tools_missing
-from .formats.report import Report
+from .formats.prefix import declared_tool_names, prefix_hash, render_prefix, warn_tools_missing
+from .formats.report import NAMED_TOOL_MISSING, Report
 from .ids import IdMinter, IdScheme, ascending_scheme
 from .live_step import DigestPoint, digest_point
 from .memory_files import MemoryRoot
 from .message import Json, Message
+from .model_tools.definitions import prefix_tools
 from .provider_count import Counting, counting_for
 from .recent_user import logical_window, newest_user_ask
 from .render import RenderInputs, RenderResult, render
@@ -45,6 +47,7 @@ from .request_build import BuiltRequest, build_messages
 from .request_size import RequestSizes, prefix_tokens, request_tokens
 from .session import Session
 from .tail_digest import interrupted_call_ids
+from .tool_pointers import PointerTexts, missing_tools, sidecar_tool_names
 from .trigger import (
     BudgetWarnings,
     choose_usage,
@@ -137,6 +140,10 @@ class BuildResult:
     request: BuiltRequest
     reminder_added: bool
     usage_pending: bool
+    # D18: the tools the request's texts name (its boundary's, its memory reminder's), and the tool
+    # names the request holds (None: unknown, no `requestPrefix.tools`).
+    tools_named: tuple[str, ...] = ()
+    tools_held: frozenset[str] | None = None
 
 
 # -- trigger and watermark (behavior.md#trigger, behavior.md#watermark) ------------------------
@@ -261,6 +268,7 @@ def render_inputs(
         last_message_info=last_info,
         agent_id=agent_id,
         memory_keys=memory_keys,
+        pointers=PointerTexts(session.tool_pointers),
     )
 
 
@@ -457,6 +465,9 @@ def plan_insert(
         model=model,
         boundary_id=boundary_id,
     )
+    missing = unheld_named_tools(session, tools_named_by_boundary(boundary), ())
+    if missing:
+        warnings.append(f"{NAMED_TOOL_MISSING}: {texts.named_tools_missing('the boundary', missing)}")
     view = session.context_view(MAIN_AGENT)
     names = tool_names(session, tool_name_map)
     result.sizes, plan = request_sizes(session, view, boundary, base, now_ms, names, live_ids(msgs, point))
@@ -528,7 +539,13 @@ def _boundary(
 ) -> Message:
     """The boundary message of behavior.md#boundary-message for a rendered text (not yet registered), stamped
     `base` + 1 (`base_time`), or now + 1 without one; its checkpoint part lists the calls the digest of
-    `tail` shows as interrupted (D20). Companion texts that fail are reported in `warnings`."""
+    `tail` shows as interrupted (D20), and the tools its texts name (D18). Companion texts that fail are
+    reported in `warnings`."""
+    pointers = PointerTexts(session.tool_pointers)
+    actors_text = _or_empty(
+        lambda: render_actors(session.active_actors(), now_ms, pointers), warnings, "actors block"
+    )
+    named = rendered.tools_named + (pointers.names("actors") if actors_text else ())
     built = build_boundary(
         session_id=session.session_id,
         watermark=watermark,
@@ -536,9 +553,7 @@ def _boundary(
         has_activity=rendered.has_activity,
         rendered_text=rendered.text,
         index_text=_or_empty(lambda: render_index(memory, session.session_id), warnings, "checkpoint index"),
-        actors_text=_or_empty(
-            lambda: render_actors(session.active_actors(), now_ms), warnings, "actors block"
-        ),
+        actors_text=actors_text,
         agent=agent or _last_user_field(msgs, "agent"),
         model=model or _last_user_field(msgs, "model"),
         boundary_created_at=base,
@@ -547,8 +562,34 @@ def _boundary(
         message_id=boundary_id,
         id_scheme=boundary_id_scheme(session) or "v2",
         interrupted_calls=interrupted_call_ids(tail) if tail else (),
+        tools_named=tuple(dict.fromkeys(named)),
     )
     return Message(built["info"], built["parts"])
+
+
+def tools_named_by_boundary(boundary: Message | None) -> tuple[str, ...]:
+    """The tools a boundary's texts name, as its checkpoint part records them (nothing recorded:
+    none known)."""
+    return (tools_named_by(boundary) or ()) if boundary is not None else ()
+
+
+def held_tools(session: Session, added: Sequence[str]) -> set[str] | None:
+    """The tool names a request of the session holds: `requestPrefix.tools` (in any shape) and the
+    sidecar's tools `added` to it; when the session declares the sidecar's tools in `toolPointers`,
+    those too. None when nothing is known: no `requestPrefix.tools` and nothing added."""
+    declared = (session.request_prefix or {}).get("tools")
+    pointers = session.tool_pointers
+    declared_sidecar = pointers.sidecar_prefix if pointers is not None else None
+    sidecar = sidecar_tool_names(declared_sidecar) if declared_sidecar is not None else ()
+    if not isinstance(declared, list) and not added:
+        return None
+    return declared_tool_names(declared if isinstance(declared, list) else []) | set(added) | set(sidecar)
+
+
+def unheld_named_tools(session: Session, named: Sequence[str], added: Sequence[str]) -> list[str]:
+    """The tools of `named` that the session's requests do not hold (D18); [] when unknown."""
+    held = held_tools(session, added)
+    return [] if held is None else missing_tools(named, held)
 
 
 def request_sizes(
@@ -600,12 +641,18 @@ def _last_user_field(msgs: Sequence[Message], name: str) -> Any:
 
 
 # -- request assembly (behavior.md#request) ----------------------------------------------------
-def prefix_of(session: Session, built: BuiltRequest | None = None) -> RequestPrefix:
+def prefix_of(
+    session: Session, built: BuiltRequest | None = None, sidecar_prefix: str | None = None
+) -> RequestPrefix:
     """The frozen request prefix (behavior.md#request-prefix) in the format of `built` (default
-    `ai-sdk`), with a hash over the format's own prefix bytes for prompt-cache comparisons."""
+    `ai-sdk`), with a hash over the format's own prefix bytes for prompt-cache comparisons. With
+    `sidecar_prefix`, the sidecar's model tools follow the host's (D18), names so prefixed: the hash
+    covers them."""
     prefix = session.request_prefix or {}
     system = list(prefix.get("system") or [])
     tools = list(prefix.get("tools") or [])
+    if sidecar_prefix is not None:
+        tools += prefix_tools(sidecar_prefix)
     if built is None or built.format == DEFAULT_FORMAT:
         return RequestPrefix(system, tools, prefix_hash(system, tools, None))
     report = Report(built.warnings)
@@ -657,15 +704,22 @@ def build(
     fmt: str = DEFAULT_FORMAT,
     target: Target | None = None,
     cache_ttl: str | None = None,
+    sidecar_tools: str | None = None,
 ) -> BuildResult:
-    """The agent's next request in format `fmt` (see `core.formats`)."""
+    """The agent's next request in format `fmt` (see `core.formats`); with `sidecar_tools` (a
+    prefix), the sidecar's model tools in its tools (D18)."""
     view = list(session.context_view(agent_id))
     is_main = agent_id == MAIN_AGENT
-    reminder = None
+    reminder: str | None = None
+    reminder_names: tuple[str, ...] = ()
     if memory_reminder and is_main and has_memory_artifacts(session, memory, config, now_ms):
-        reminder = texts.memory_reminder(
-            memory.session_dir(session.session_id), shell_style=shell_style, has_actor_tool=has_actor_tool
+        made = PointerTexts(session.tool_pointers).memory_reminder(
+            memory.session_dir(session.session_id),
+            memory.root,
+            shell_style=shell_style,
+            has_actor_tool=has_actor_tool,
         )
+        reminder, reminder_names = made if made is not None else (None, ())
     built = build_messages(
         view,
         collapse_tail=collapse_tail and is_main,
@@ -677,7 +731,24 @@ def build(
         model_in_use=model_in_use(session, agent_id),
     )
     pending = usage_recovered(view, session.ordering(), session.view_carriers(agent_id))
-    return BuildResult(prefix_of(session, built), built, reminder is not None, pending)
+    added = sidecar_tool_names(sidecar_tools) if sidecar_tools is not None else ()
+    named_checks = [
+        ("the boundary", tools_named_by_boundary(session.view_start(agent_id)) if is_main else ()),
+        ("the memory reminder", reminder_names if reminder is not None else ()),
+    ]
+    for where, named in named_checks:
+        missing = unheld_named_tools(session, named, added)
+        if missing:
+            built.warnings.append(f"{NAMED_TOOL_MISSING}: {texts.named_tools_missing(where, missing)}")
+    held = held_tools(session, added)
+    return BuildResult(
+        prefix_of(session, built, sidecar_tools),
+        built,
+        reminder is not None,
+        pending,
+        tuple(dict.fromkeys(n for _, names in named_checks for n in names)),
+        frozenset(held) if held is not None else None,
+    )
 
 
 def writer_view(session: Session, up_to: str | None = None) -> list[Message]:
@@ -709,6 +780,7 @@ def build_for_writer(
     target: Target | None = None,
     cache_ttl: str | None = None,
     instructions: str | None = None,
+    sidecar_tools: str | None = None,
 ) -> BuildResult:
     """The writer's request: its view up to W, never collapsed, no per-turn reminder
     (behavior.md#writer-request); with `instructions`, those as the last user content
@@ -725,4 +797,4 @@ def build_for_writer(
         closing=(instructions, view[-1].id) if instructions is not None and view else None,
         model_in_use=model_in_use(session, MAIN_AGENT),
     )
-    return BuildResult(prefix_of(session, built), built, False, False)
+    return BuildResult(prefix_of(session, built, sidecar_tools), built, False, False)

@@ -29,7 +29,15 @@ CHECKPOINT_FILE = "checkpoint.md"
 NOTES_FILE = "notes.md"
 
 Problem = Literal[
-    "missing", "outside-root", "not-a-file", "unreadable", "binary", "too-large", "invalid-utf8"
+    "missing",
+    "outside-root",
+    "not-a-file",
+    "unreadable",
+    "binary",
+    "too-large",
+    "invalid-utf8",
+    "symlink",
+    "outside-scope",
 ]
 
 
@@ -245,6 +253,58 @@ class MemoryRoot:
                 real = self.resolve(path)
                 if real is not None and os.path.isfile(real):
                     yield path
+
+    # -- the memory of one session, by key (the model tools, behavior.md#d18) -----------------
+    def scopes(self, session_id: str, project_id: str | None) -> list[str]:
+        """The directories one session's memory lives in: its own, its project's (a real
+        project only, as for the memory keys) and the global one."""
+        dirs = [self.session_dir(session_id)]
+        if project_id and project_id != GLOBAL_PROJECT_ID:
+            dirs.append(self.project_dir(project_id))
+        dirs.append(self.global_dir())
+        return dirs
+
+    def scoped_files(self, session_id: str, project_id: str | None) -> list[str]:
+        """Every memory file (`*.md`, recursively) of the session's scopes, as paths joined under
+        the root, sorted by relative path (code units). Symbolic links are never followed: a link
+        is not listed, and a linked directory is not descended."""
+        files = [
+            path
+            for top in self.scopes(session_id, project_id)
+            for path in self._markdown_files(top)
+            if self.key_problem(self.relative(path), session_id, project_id)[1] is None
+        ]
+        return sorted(files, key=lambda path: utf16_sort_key(self.relative(path)))
+
+    def key_problem(self, key: str, session_id: str, project_id: str | None) -> tuple[str, Problem | None]:
+        """The path a model names a memory file by (`key`), checked: `(path under the root, None)`,
+        or `(key, problem)`. A key is relative to the root (`sessions/<sid>/notes.md`); an absolute
+        path is accepted only when it starts with `<root><sep>`, and is read as the key after it.
+        Refused: any other absolute path and any `..` or `.` component (`outside-root`), a key
+        outside the session's scopes (`outside-scope`), a symbolic link on the way (`symlink`)."""
+        if os.path.isabs(key):
+            if not key.startswith(self._prefix()):
+                return key, "outside-root"
+            key = key[len(self._prefix()) :]
+        parts = key.replace(os.altsep or os.sep, os.sep).split(os.sep)
+        if not key or any(p in ("", ".", "..") or "\0" in p for p in parts):
+            return key, "outside-root"
+        path = os.path.join(self.root, *parts)
+        if not any(path.startswith(top + os.sep) for top in self.scopes(session_id, project_id)):
+            return key, "outside-scope"
+        walked = self.root
+        for part in parts:
+            walked = os.path.join(walked, part)
+            if os.path.islink(walked):
+                return key, "symlink"
+        return path, None
+
+    def read_key(self, key: str, session_id: str, project_id: str | None) -> tuple[str, ReadOutcome]:
+        """Read the memory file a model names by `key` (`key_problem`), confined like every read."""
+        path, problem = self.key_problem(key, session_id, project_id)
+        if problem is not None:
+            return path, ReadOutcome(None, problem)
+        return path, self.read_text(path)
 
     def session_dir_nonempty(self, session_id: str) -> bool:
         """True when the session memory directory exists inside the root and has any entry."""

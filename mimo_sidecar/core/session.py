@@ -20,6 +20,7 @@ from . import texts
 from .errors import DomainError, ErrorCode, FieldPath
 from .message import Json, Message, created_problem
 from .ordering import Ordering, is_mimo_v2_message_id
+from .tool_pointers import ToolPointers
 from .words import MAIN_AGENT, WriterOutcome
 
 ACTIVE_ACTOR_STATUSES = frozenset({"pending", "running"})
@@ -57,6 +58,7 @@ class SyncBatch:
     tasks: list[Json] | None = None
     actors: list[Json] | None = None
     tool_name_map: dict[str, str] | None = None  # replaces the session's map when present
+    tool_pointers: ToolPointers | None = None  # replaces the session's declaration when present
 
 
 @dataclass
@@ -98,6 +100,9 @@ class Session:
         self.actors: list[Json] = []
         # The host's tool names -> MiMo's, for microcompaction (behavior.md#compactable-tools).
         self.tool_name_map: dict[str, str] = {}
+        # The model's tools that the rebuilt text may name (`toolPointers`, behavior.md#d18); None:
+        # the reference's wording, which names MiMo's.
+        self.tool_pointers: ToolPointers | None = None
         self._declared_ascending = ids_ascending
         self._id_mode = True  # until a non-conforming ID arrives (unless declared ascending)
         self._messages: dict[str, Message] = {}
@@ -294,6 +299,8 @@ class Session:
             self.actors = list(batch.actors)
         if batch.tool_name_map is not None:
             self.tool_name_map = dict(batch.tool_name_map)
+        if batch.tool_pointers is not None:
+            self.tool_pointers = batch.tool_pointers
         self.revision += 1
         return self.revision
 

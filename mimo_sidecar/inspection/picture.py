@@ -91,6 +91,8 @@ def render_picture(ins: Inspection, console: Console, *, show_text: bool = False
             _sections(ins, bar(SECTION_OTHERS, SECTION_MAX)),
         ),
         ("What the boundary keeps of the live conversation (fidelity report)", _fidelity(ins)),
+        ("The tools the model's text names, and whether the request has them", _model_view(ins)),
+        *((("Sample model tool calls (--tools)", _tool_samples(ins)),) if ins.tool_samples else ()),
         ("Warnings", _warnings(ins)),
     ):
         console.print()
@@ -450,6 +452,48 @@ def _cut_row(cut: Sequence[str], shed: Sequence[str]) -> tuple[Text, str, str]:
     if shed:
         parts.append("shed by the total cap: " + ", ".join(SECTION_LABELS.get(k, k) for k in shed))
     return Text(*PARTLY), label, "; ".join(parts)
+
+
+# -- the model's view (behavior.md#d18) -----------------------------------------------------------
+def _model_view(ins: Inspection) -> RenderableType:
+    view = ins.model_view
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    wording = (
+        "toolPointers declared: the texts name the model's own tools"
+        if view.pointers is not None
+        else "the reference's wording: the texts name MiMo's tools (declare toolPointers to change it)"
+    )
+    grid.add_row(Text(*NOTHING), "Wording", wording)
+    if view.sidecar_prefix is not None:
+        added = f"added to the request, prefix {view.sidecar_prefix!r}" if view.sidecar_prefix else "added"
+        grid.add_row(Text(*KEPT), "Sidecar's tools", added)
+    if not view.named:
+        grid.add_row(Text(*NOTHING), "Tools named", "none")
+    for name in view.named:
+        held = view.holds(name)
+        if held is None:
+            grid.add_row(Text(*NOTHING), name, "unknown: the request declares no tools (requestPrefix.tools)")
+        elif held:
+            grid.add_row(Text(*KEPT), name, "in the request's tools")
+        else:
+            grid.add_row(Text(*LOST), name, "named by the text, not in the request's tools")
+    return grid
+
+
+def _tool_samples(ins: Inspection) -> RenderableType:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for sample in ins.tool_samples:
+        args = ", ".join(f"{k}={v!r}" for k, v in sample.arguments.items())
+        mark = LOST if sample.answer.is_error else KEPT
+        first = sample.answer.text.split("\n", 1)[0]
+        grid.add_row(Text(*mark), Text.assemble((f"{sample.name}({args})", "bold")))
+        grid.add_row("", Text(f"{len(sample.answer.text):,} characters · {first}", style="dim"))
+    return grid
 
 
 # -- warnings ------------------------------------------------------------------------------------

@@ -180,6 +180,8 @@ def play_story(client: _Client, root: str) -> None:
         client.call(name, example[name])
     for name in ("session/get", "rebuild/compute", "rebuild/insert", "request/build"):
         client.call(name, example[name])
+    for name in ("tools/list", "tools/call"):  # the cleared result of call_1, in full
+        client.call(name, example[name])
     for method, params in ERROR_EXAMPLES:
         client.call(method, params)
     # A rebuild that waits for a writer: rebuild/status, window/workDoneProgress/create, $/progress.

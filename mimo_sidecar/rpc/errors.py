@@ -2,7 +2,7 @@
 
 Standard JSON-RPC/LSP codes are used for transport and validation problems; application errors use
 codes from 1001 up, outside the range JSON-RPC reserves (-32768..-32000) and the codes LSP clients
-such as vscode-jsonrpc generate themselves. 1010 and above belong to the rebuild methods.
+such as vscode-jsonrpc generate themselves. 1010 belongs to the rebuild methods, 1011 to the model tools.
 
 Application errors carry `data` with at least `name` and, when one input is at fault, `field` (the
 camelCase path of the offending param, with list indexes as numbers: `upsertParts.0.part.id`).
@@ -99,6 +99,13 @@ BOUNDARY_ID_REQUIRED = ErrorSpec(
     "sidecar cannot mint (neither MiMo v2 nor legacy v1); nothing was changed.",
 )
 
+UNKNOWN_TOOL = ErrorSpec(
+    1011,
+    "UnknownTool",
+    "tools/call with a name that is not one of the sidecar's model tools with the prefix in use. "
+    "data: {name}. (A bad argument of a known tool is not an error: the result says isError.)",
+)
+
 ERRORS: tuple[ErrorSpec, ...] = (
     PARSE_ERROR,
     INVALID_REQUEST,
@@ -117,6 +124,7 @@ ERRORS: tuple[ErrorSpec, ...] = (
     INVALID_CHECKPOINT,
     MEMORY_WRITE_FAILED,
     BOUNDARY_ID_REQUIRED,
+    UNKNOWN_TOOL,
 )
 
 # Every domain error code and its wire error. Total: tests/unit/test_error_map.py fails when a code
@@ -132,6 +140,7 @@ DOMAIN_ERRORS: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.INVALID_CHECKPOINT: INVALID_CHECKPOINT,
     ErrorCode.MEMORY_WRITE_FAILED: MEMORY_WRITE_FAILED,
     ErrorCode.BOUNDARY_ID_REQUIRED: BOUNDARY_ID_REQUIRED,
+    ErrorCode.UNKNOWN_TOOL: UNKNOWN_TOOL,
 }
 
 INTERNAL_MESSAGE = "internal error in the sidecar (details are in its log)"

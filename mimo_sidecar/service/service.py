@@ -24,6 +24,7 @@ from ..core.formats import AI_SDK_OUTPUT, BuildOutput
 from ..core.ids import IdMinter
 from ..core.memory_files import CHECKPOINT_FILE, MemoryRoot
 from ..core.message import Json
+from ..core.model_tools import ToolAnswer, ToolContext, call_tool, tools_in_format
 from ..core.outcomes import (
     Built,
     Committed,
@@ -38,7 +39,7 @@ from ..core.outcomes import (
 )
 from ..core.session import SyncBatch
 from ..core.trigger import BudgetWarnings
-from ..core.words import MAIN_AGENT, WriterOutcome
+from ..core.words import MAIN_AGENT, RequestFormat, WriterOutcome
 from . import checkpoint_kit, writers
 from .insert_flow import InsertFlow, InsertRequest, Settings, StatusListener
 from .sessions import OpenRequest, SessionSlot, SessionTable
@@ -101,6 +102,10 @@ class SidecarService:
     def set_memory_root(self, root: str | Path) -> None:
         if self._memory is None or self._memory.root != str(root):
             self._memory = MemoryRoot(str(root))
+
+    def clock_ms(self) -> int:
+        """The service's "now" (milliseconds)."""
+        return self._clock()
 
     def settings(self) -> Settings:
         """The snapshot one request works with. The memory root is set by `initialize`, which the
@@ -266,6 +271,7 @@ class SidecarService:
             fmt=output.fmt,
             target=output.target,
             cache_ttl=output.cache_ttl,
+            sidecar_tools=output.sidecar_tools,
         )
         return Built(session.revision, result)
 
@@ -278,10 +284,48 @@ class SidecarService:
         session = slot.session
         try:
             result = engine.build_for_writer(
-                session, up_to, fmt=output.fmt, target=output.target, cache_ttl=output.cache_ttl
+                session,
+                up_to,
+                fmt=output.fmt,
+                target=output.target,
+                cache_ttl=output.cache_ttl,
+                sidecar_tools=output.sidecar_tools,
             )
         except KeyError:
             if up_to is not None:
                 raise writers.not_in_main_view(up_to, "upTo") from None
             raise writers.not_in_main_view(session.writer.end_message_id, None) from None
         return Built(session.revision, result)
+
+    # -- the model tools (behavior.md#d18) -----------------------------------------------------------
+    def model_tool_prefix(self, session_id: str | None, prefix: str | None) -> str:
+        """The prefix of the sidecar's tool names: the one given, else the one the session declares
+        in `toolPointers`, else none."""
+        if prefix is not None:
+            return prefix
+        if session_id is None:
+            return ""
+        pointers = self.sessions.require(session_id).session.tool_pointers
+        return pointers.sidecar_prefix if pointers is not None and pointers.sidecar_prefix else ""
+
+    def list_tools(
+        self, session_id: str | None, fmt: RequestFormat, prefix: str | None
+    ) -> tuple[str, list[Json]]:
+        """The sidecar's model tools in the tool shape of `fmt`, and the prefix their names carry."""
+        used = self.model_tool_prefix(session_id, prefix)
+        return used, tools_in_format(fmt, used)
+
+    def call_tool(
+        self, session_id: str, name: str, arguments: Json, prefix: str | None = None
+    ) -> ToolAnswer:
+        """Run one model tool call against the session (read only: nothing changes)."""
+        session = self.sessions.require(session_id).session
+        settings = self.settings()
+        context = ToolContext(
+            session,
+            settings.memory,
+            self._clock(),
+            settings.config.task_archive_days,
+            self.model_tool_prefix(session_id, prefix),
+        )
+        return call_tool(context, name, arguments)

@@ -26,6 +26,15 @@ SessionId = Annotated[str, StringConstraints(min_length=1), Field(description="T
 MessageId = Annotated[str, StringConstraints(min_length=1)]
 # The host's tool names -> MiMo's (behavior.md#compactable-tools): session/open, session/sync, rebuild/insert.
 ToolNameMap = dict[NonEmptyStr, NonEmptyStr]
+# The prefix of the sidecar's model tool names (behavior.md#d18): empty, or it starts with a letter or `_`
+# and holds letters, digits, `_` and `-`, so that every prefixed name stays within every provider's
+# rule for tool names (Anthropic's `^[a-zA-Z0-9_-]{1,64}$`, Gemini's first character).
+ToolPrefix = Annotated[
+    str,
+    StringConstraints(pattern=r"^([A-Za-z_][A-Za-z0-9_-]{0,47})?$"),
+    Field(description="Prefix of the sidecar's tool names (`mimo_` gives `mimo_history`); at most 48 "
+          "characters: letters, digits, `_`, `-`, not a digit or `-` first."),
+]
 Revision = Annotated[
     int,
     Field(ge=0, description="Session revision: 1 after session/open, +1 per batch or inserted boundary."),

@@ -20,7 +20,7 @@ from ..core.words import (
     UsageSource,
     WaitResult,
 )
-from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId, ToolNameMap
+from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId, ToolNameMap, ToolPrefix
 
 NonNegative = Annotated[int, Field(ge=0)]
 AgentId = Annotated[
@@ -500,6 +500,25 @@ CacheParam = Annotated[
 ]
 
 
+class SidecarToolsOption(Params):
+    """Add the sidecar's model tools (`tools/list`) to the request's tools (behavior.md#d18)."""
+
+    prefix: ToolPrefix | None = Field(
+        None,
+        description="Their names' prefix; default: the one `toolPointers.sidecarTools` declares, else none.",
+    )
+
+
+SidecarToolsParam = Annotated[
+    SidecarToolsOption | None,
+    Field(
+        description="Add the sidecar's model tools to `prefix.tools` and `prefix.request`, after the host's; "
+        "the prefix hash covers them. Send the same to `checkpoint/prepare` so that its prefix, and the "
+        "provider's prompt cache, stay the main loop's."
+    ),
+]
+
+
 class BuildParams(Params):
     session_id: SessionId
     agent_id: AgentId = MAIN_AGENT
@@ -526,6 +545,7 @@ class BuildParams(Params):
     format: FormatParam = "ai-sdk"
     target: TargetParam = None
     cache: CacheParam = None
+    sidecar_tools: SidecarToolsParam = None
 
 
 class RequestPrefixInfo(Result):

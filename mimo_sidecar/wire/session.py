@@ -21,6 +21,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError, PydanticKnownError
 
 from ..core.message import MAX_CREATED_MS, created_problem
+from ..core.tool_pointers import ToolPointers as CoreToolPointers
 from ..core.words import WriterOutcome, WriterStartState
 from .common import (
     HostObject,
@@ -33,6 +34,7 @@ from .common import (
     Role,
     SessionId,
     ToolNameMap,
+    ToolPrefix,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -180,6 +182,54 @@ class ParentContext(Params):
     )
 
 
+ToolName = Annotated[NonEmptyStr, Field(description="A tool name as the model's request declares it.")]
+
+
+class SidecarToolsDeclared(Params):
+    prefix: ToolPrefix = ""
+
+
+class ToolPointers(Params):
+    """Which of the model's tools serve the pointers of the rebuilt text (behavior.md#d18). Each
+    pointer names the host's own tool when one is given here, else the sidecar's tool of that kind
+    when `sidecarTools` says the model has them, else it is left out. Absent: the reference's
+    wording, which names MiMo's tools."""
+
+    read: ToolName | None = Field(
+        None, description="The host's tool that reads a file by its absolute path (named in prose)."
+    )
+    grep: ToolName | None = Field(None, description="The host's tool that searches files (named in prose).")
+    memory: ToolName | None = Field(
+        None, description="A tool of MiMo's `memory` kind, called as `memory(operation=\"search\", query=…)`."
+    )
+    task: ToolName | None = Field(
+        None, description="A tool of MiMo's `task` kind, called as `task(operation=\"list\")`."
+    )
+    history: ToolName | None = Field(
+        None,
+        description="A tool of MiMo's history kind, called as `history(operation=\"around\", messageID=…)`.",
+    )
+    actor: ToolName | None = Field(
+        None, description="A tool of MiMo's `actor` kind, called as `actor(operation=\"status\", id=…)`."
+    )
+    sidecar_tools: SidecarToolsDeclared | None = Field(
+        None,
+        description="The model has the sidecar's model tools (`tools/list`), named with this prefix: in "
+        "`requestPrefix.tools`, or added by `request/build`'s `sidecarTools`.",
+    )
+
+    def pointers(self) -> CoreToolPointers:
+        return CoreToolPointers(
+            self.read,
+            self.grep,
+            self.memory,
+            self.task,
+            self.history,
+            self.actor,
+            self.sidecar_tools.prefix if self.sidecar_tools is not None else None,
+        )
+
+
 class OpenParams(Params):
     session_id: SessionId = Field(
         description="The host's session ID. It names the session's memory directory, "
@@ -227,6 +277,11 @@ class OpenParams(Params):
         "`{\"Read\": \"read\", \"Bash\": \"bash\"}`. A name mapped onto one of the 12 compactable names has "
         "its old results cleared; a name mapped onto any other name is kept (and not reported as unmapped). "
         "Every `rebuild/insert` of the session uses it; an insert's own `toolNameMap` entries win.",
+    )
+    tool_pointers: ToolPointers | None = Field(
+        None,
+        description="The model's tools that the rebuilt text may name (behavior.md#d18). Absent: the "
+        "reference's wording, which names MiMo's tools (`memory`, `task`, `read`, Grep, the history tool).",
     )
     create_checkpoint: bool = Field(
         False,
@@ -333,6 +388,11 @@ class SyncParams(Params):
     actors: HostList | None = Field(None, description="Replaces the whole actor list when present.")
     tool_name_map: ToolNameMap | None = Field(
         None, description="Replaces the session's whole tool-name map when present (`{}` clears it)."
+    )
+    tool_pointers: ToolPointers | None = Field(
+        None,
+        description="Replaces the session's `toolPointers` when present; applies to the next rebuild and "
+        "request (a boundary keeps the wording it was rendered with).",
     )
 
 

@@ -317,6 +317,7 @@ def templates(wire: Wire, host: HostData, fresh_sid: str) -> dict[str, Any]:
             "sessionId": fresh_sid,
             "messages": copy.deepcopy(host.messages[:2]),
             "tasks": host.tasks,
+            "toolPointers": {"read": "Read", "sidecarTools": {"prefix": "m_"}},
         },
         "session/sync": {
             "sessionId": sid,
@@ -344,7 +345,19 @@ def templates(wire: Wire, host: HostData, fresh_sid: str) -> dict[str, Any]:
             "includeText": True,
         },
         "rebuild/insert": {"sessionId": sid, "reason": "manual", "digestUpTo": ids[-1], "agent": "build"},
-        "request/build": {"sessionId": sid, "purpose": "writer", "upTo": ids[0]},
+        "request/build": {
+            "sessionId": sid,
+            "purpose": "writer",
+            "upTo": ids[0],
+            "sidecarTools": {"prefix": "m_"},
+        },
+        "tools/list": {"sessionId": sid, "format": "gemini", "prefix": "m_"},
+        "tools/call": {
+            "sessionId": sid,
+            "name": "m_history",
+            "arguments": {"operation": "search", "query": "x", "regex": True, "offset": 0},
+            "prefix": "m_",
+        },
     }
 
 

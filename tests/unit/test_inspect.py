@@ -245,7 +245,7 @@ def test_json_keys_come_in_the_documented_order(capsys: pytest.CaptureFixture[st
     data = inspect_json(capsys, str(SAMPLE))
     assert list(data) == [
         "inspect", "source", "model", "trigger", "watermark", "memory", "preview", "rebuild",
-        "request", "estimateAccuracy", "fidelity", "warnings",
+        "request", "estimateAccuracy", "fidelity", "modelView", "toolCalls", "warnings",
     ]  # fmt: skip
     documented = (REPO / "docs" / "inspect.md").read_text(encoding="utf-8")
     for key in data:

@@ -36,6 +36,7 @@ CACHE_IGNORED = "cache-ignored"
 BOUNDARY = "boundary"  # D2: boundary content that could not be sent as is
 REMINDER_NOT_ADDED = "reminder-not-added"
 COLLAPSE = "collapse"
+NAMED_TOOL_MISSING = "named-tool-missing"  # D18: the text names a tool the request's tools lack
 
 MAX_EXAMPLES = 3
 

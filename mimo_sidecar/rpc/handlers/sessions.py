@@ -26,6 +26,7 @@ def batch_of(params: w.SyncParams) -> SyncBatch:
         tasks=params.tasks,
         actors=params.actors,
         tool_name_map=params.tool_name_map,
+        tool_pointers=params.tool_pointers.pointers() if params.tool_pointers is not None else None,
     )
 
 
@@ -56,6 +57,7 @@ def register(server: SidecarServer) -> None:
             parent_id=p.parent.session_id if p.parent else None,
             parent_watermark=p.parent.watermark if p.parent else None,
             tool_name_map=p.tool_name_map,
+            tool_pointers=p.tool_pointers.pointers() if p.tool_pointers is not None else None,
         )
         opened = ls.service.open(request, create_checkpoint=p.create_checkpoint)
         return w.OpenResult(
