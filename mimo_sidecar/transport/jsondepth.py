@@ -78,7 +78,8 @@ def nests_deeper_than(body: bytes | bytearray, limit: int = MAX_NESTING) -> bool
     return False
 
 
-_TOKEN = re.compile(rb'\s*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([\[{])|([\]}])|([:,])|([^\s"\[\]{}:,]+))', re.DOTALL)
+# Runs of openers or of closers are one token each: a frame refused for its depth is mostly brackets.
+_TOKEN = re.compile(rb'\s*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([\[{]+)|([\]}]+)|([:,])|([^\s"\[\]{}:,]+))', re.DOTALL)
 
 
 def top_level_scalars(body: bytes | bytearray) -> dict[str, Any]:
@@ -97,14 +98,14 @@ def top_level_scalars(body: bytes | bytearray) -> dict[str, Any]:
         pos = m.end()
         string, opener, closer, punct, bare = m.groups()
         if opener:
-            depth += 1
-            if depth == 1:
-                expect_key = opener == b"{"
+            if depth == 0:
+                expect_key = opener[:1] == b"{"
                 if not expect_key:
                     return found
+            depth += len(opener)
             key = None
         elif closer:
-            depth -= 1
+            depth -= len(closer)
             if depth <= 0:
                 return found
         elif depth != 1:
