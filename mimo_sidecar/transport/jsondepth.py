@@ -79,7 +79,9 @@ def nests_deeper_than(body: bytes | bytearray, limit: int = MAX_NESTING) -> bool
 
 
 # Runs of openers or of closers are one token each: a frame refused for its depth is mostly brackets.
-_TOKEN = re.compile(rb'\s*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([\[{]+)|([\]}]+)|([:,])|([^\s"\[\]{}:,]+))', re.DOTALL)
+_TOKEN = re.compile(
+    rb'\s*(?:("[^"\\]*(?:\\.[^"\\]*)*")|([\[{]+)|([\]}]+)|([:,])|([^\s"\[\]{}:,]+))', re.DOTALL
+)
 
 
 def top_level_scalars(body: bytes | bytearray) -> dict[str, Any]:
