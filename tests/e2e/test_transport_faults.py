@@ -237,7 +237,9 @@ def test_an_unanswered_progress_request_does_not_hold_the_insert(raw: RawClient)
     )
 
 
-def test_process_ids_outside_the_platform_are_refused_at_initialize(memory_root: Path) -> None:
+def test_process_ids_outside_the_platform_are_refused_and_every_exit_says_why(memory_root: Path) -> None:
+    """One fresh process (spawning costs seconds): bad process ids at initialize, then a 1 GiB
+    header, which once ended the process without a word, then end of input."""
     options = {"memoryRoot": str(memory_root)}
     with RawClient() as c:
         for pid in (2**31, -1, 2**64):
@@ -248,6 +250,11 @@ def test_process_ids_outside_the_platform_are_refused_at_initialize(memory_root:
             assert error.get("code") == -32602, reply
             assert error["message"].startswith("initialize: invalid params: processId"), reply
         assert "result" in c.initialize(memory_root)  # a retry with a good one works
+        c.send_raw(b"Content-Length: 1073741824\r\n\r\n{")
+        assert c.response(None)["error"]["code"] == -32600
+        c.close_stdin()
+        assert c.wait(10) == 1
+        assert logged_in(c, "exiting with code 1 (end of input)")
 
 
 def test_process_ids_outside_the_platform_are_refused_on_the_command_line() -> None:
@@ -287,16 +294,6 @@ def test_a_closed_stdout_ends_the_process_like_a_closed_stdin(memory_root: Path)
         if proc.poll() is None:
             proc.kill()
             proc.wait(5)
-
-
-def test_the_reason_of_every_exit_is_on_stderr(memory_root: Path) -> None:
-    with RawClient() as c:
-        c.initialize(memory_root)
-        c.send_raw(b"Content-Length: 1073741824\r\n\r\n{")  # a 1 GiB header once ended it without a word
-        assert c.response(None)["error"]["code"] == -32600
-        c.close_stdin()
-        assert c.wait(10) == 1
-        assert logged_in(c, "exiting with code 1 (end of input)")
 
 
 def logged_in(c: RawClient, text: str) -> bool:
