@@ -73,23 +73,24 @@ def process_id(text: str) -> int:
     """A process id the platform can have (argparse turns the error into a usage line, exit 2)."""
     from ..wire.lifecycle import PROCESS_ID_MAX  # here: pydantic is not loaded for --version
 
-    try:
-        pid = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a process id (an integer)") from None
+    pid = _integer(text, "a process id (an integer)")
     if not 0 <= pid <= PROCESS_ID_MAX:
         raise argparse.ArgumentTypeError(f"{pid} is not a process id of this platform (0..{PROCESS_ID_MAX})")
     return pid
 
 
 def frame_size(text: str) -> int:
-    try:
-        size = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of bytes") from None
+    size = _integer(text, "a number of bytes")
     if size < 1:
         raise argparse.ArgumentTypeError(f"{size}: a frame limit must be at least 1 byte")
     return size
+
+
+def _integer(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
 
 
 def allow_nesting_of_frames() -> None:

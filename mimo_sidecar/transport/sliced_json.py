@@ -100,7 +100,7 @@ class _Parser:
         end = self._token_end(pos)
         return self.leaf(bytes(self.view[pos:end])), end
 
-    # -- arrays ----------------------------------------------------------------------------------
+    # -- arrays and objects ----------------------------------------------------------------------
     def _array(self, pos: int, level: int) -> tuple[list[Any], int]:
         items: list[Any] = []
         cur = self._skip_space(pos + 1)
@@ -112,46 +112,13 @@ class _Parser:
                 value, end = self._large(cur, level + 1)
                 items.append(value)
             else:
-                end = self._array_run(cur, end, level, items)
-            cur = self._skip_space(end)
-            closer = self._byte(cur)
-            if closer == _CLOSE_ARRAY:
-                return items, cur + 1
-            if closer != _COMMA:
-                raise self._error("expected ',' or ']' in an array", cur)
-            cur = self._skip_space(cur + 1)
+                hint = self._array_hint(cur, end)
+                run, end = self._run_from(cur, end, level, b"[]", hint, lambda start: start)
+                items.extend(run)
+            closed, cur = self._next_item(end, _CLOSE_ARRAY)
+            if closed:
+                return items, cur
 
-    def _array_run(self, start: int, first_end: int, level: int, items: list[Any]) -> int:
-        """Parse into `items` the run of elements that starts with the one in [start, first_end);
-        returns the byte after the run's last element."""
-        guessed = self._guessed_run(start, first_end, level, b"[]", self._array_hint(start, first_end))
-        if guessed is not None:
-            items.extend(guessed[0])
-            return guessed[1]
-        end = first_end
-        while end - start < SLICE_BYTES:
-            comma = self._skip_space(end)
-            if self._byte(comma) != _COMMA:
-                break
-            following = self._small_end(self._skip_space(comma + 1))
-            if following is None:
-                break
-            end = following
-        items.extend(self._run(start, end, level, b"[]"))
-        return end
-
-    def _array_hint(self, start: int, first_end: int) -> bytes:
-        """What a guessed cut must be followed by: the beginning of the run's first element up to
-        its first ':' (`{"info":`), else its first byte; a quote for strings; nothing for numbers
-        and literals, which hold no comma."""
-        opener = self.text[start]
-        if opener not in (_OPEN_ARRAY, _OPEN_OBJECT):
-            return b'"' if opener == _QUOTE else b""
-        head = bytes(self.view[start : min(first_end, start + _HINT_BYTES)])
-        colon = head.find(b":")
-        return head[: colon + 1] if colon > 0 else head[:1]
-
-    # -- objects ---------------------------------------------------------------------------------
     def _object(self, pos: int, level: int) -> tuple[dict[Any, Any], int]:
         result: dict[Any, Any] = {}
         cur = self._skip_space(pos + 1)
@@ -164,33 +131,59 @@ class _Parser:
                 key = self.leaf(bytes(self.view[cur:key_end]))
                 result[key], end = self._large(value_start, level + 1)
             else:
-                end = self._object_run(cur, end, level, result)
-            nxt = self._skip_space(end)
-            closer = self._byte(nxt)
-            if closer == _CLOSE_OBJECT:
-                return result, nxt + 1
-            if closer != _COMMA:
-                raise self._error("expected ',' or '}' in an object", nxt)
-            cur = self._skip_space(nxt + 1)
+                run, end = self._run_from(cur, end, level, b"{}", b'"', lambda start: self._member(start)[1])
+                result.update(run)
+            closed, cur = self._next_item(end, _CLOSE_OBJECT)
+            if closed:
+                return result, cur
 
-    def _object_run(self, start: int, first_end: int, level: int, result: dict[Any, Any]) -> int:
-        """Parse into `result` the run of members that starts with the one in [start, first_end);
-        returns the byte after the run's last member."""
-        guessed = self._guessed_run(start, first_end, level, b"{}", b'"')
+    def _next_item(self, end: int, closer: int) -> tuple[bool, int]:
+        """After an element or member that ends at `end`: (True, the byte after the container)
+        when `closer` follows, else (False, where the next element or member starts)."""
+        cur = self._skip_space(end)
+        found = self._byte(cur)
+        if found == closer:
+            return True, cur + 1
+        if found != _COMMA:
+            raise self._error(f"expected ',' or '{chr(closer)}'", cur)
+        return False, self._skip_space(cur + 1)
+
+    def _run_from(
+        self,
+        start: int,
+        first_end: int,
+        level: int,
+        brackets: bytes,
+        hint: bytes,
+        value_at: Callable[[int], int],
+    ) -> tuple[Any, int]:
+        """The run of elements (or members) that starts with the one in [start, first_end), parsed,
+        and the byte after its last one: cut by a guess, else walked one element at a time
+        (`value_at` gives where the value of an element or member starting at a byte begins)."""
+        guessed = self._guessed_run(start, first_end, level, brackets, hint)
         if guessed is not None:
-            result.update(guessed[0])
-            return guessed[1]
+            return guessed
         end = first_end
         while end - start < SLICE_BYTES:
             comma = self._skip_space(end)
             if self._byte(comma) != _COMMA:
                 break
-            following = self._small_end(self._member(self._skip_space(comma + 1))[1])
+            following = self._small_end(value_at(self._skip_space(comma + 1)))
             if following is None:
                 break
             end = following
-        result.update(self._run(start, end, level, b"{}"))
-        return end
+        return self._run(start, end, level, brackets), end
+
+    def _array_hint(self, start: int, first_end: int) -> bytes:
+        """What a guessed cut in an array must be followed by: the beginning of the run's first
+        element up to its first ':' (`{"info":`), else its first byte; a quote for strings;
+        nothing for numbers and literals, which hold no comma. (In an object: a quote.)"""
+        opener = self.text[start]
+        if opener not in (_OPEN_ARRAY, _OPEN_OBJECT):
+            return b'"' if opener == _QUOTE else b""
+        head = bytes(self.view[start : min(first_end, start + _HINT_BYTES)])
+        colon = head.find(b":")
+        return head[: colon + 1] if colon > 0 else head[:1]
 
     def _member(self, pos: int) -> tuple[int, int]:
         """The end of the member name at `pos`, and where its value starts."""
