@@ -29,7 +29,13 @@ from mimo_sidecar.core.words import MAIN_AGENT
 from mimo_sidecar.importers import import_transcript
 from mimo_sidecar.inspection import run as inspection_run
 from mimo_sidecar.inspection.run import DEFAULT_WINDOW
-from tests.real_sessions import FORMAT_OF_FOLDER, absent_reason, main_session_files, real_sessions_root
+from tests.real_sessions import (
+    FORMAT_OF_FOLDER,
+    absent_reason,
+    main_session_files,
+    real_sessions_root,
+    results_stamped_after,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "examples" / "sample" / "session.json"
@@ -300,8 +306,10 @@ def test_json_on_a_real_transcript_is_the_cores_own_numbers(
     assert data["source"]["format"] == FORMAT_OF_FOLDER[path.parent.name]
     model = engine.model_from_history(_main_view_of(params)) or engine.ModelLimits(DEFAULT_WINDOW)
     assert data["model"]["contextWindow"] == model.context_window
-    assert_matches_the_core(data, core_run(params, model, root))
-    assert data["rebuild"]["compactedParts"] > 0  # the importer's tool-name map, used
+    core = core_run(params, model, root)
+    assert_matches_the_core(data, core)
+    # the importer's tool-name map, used
+    assert (data["rebuild"]["compactedParts"] > 0) == results_stamped_after(params, core["watermark"])
 
 
 def test_a_params_files_tool_name_map_is_used(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

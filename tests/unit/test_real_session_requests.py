@@ -24,8 +24,8 @@ from mimo_sidecar.core.formats import Target
 from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.session import Session, batch_from_messages
-from mimo_sidecar.importers import import_transcript, newest_user_ask
-from tests.real_sessions import real_session_files
+from mimo_sidecar.importers import newest_user_ask
+from tests.real_sessions import imported, real_session_files
 from tests.unit.builders import checkpoint_memory
 from tests.unit.host_loop import HostSteps, assert_built_valid, host_prefix
 from tests.unit.importers.transcripts import open_in_core
@@ -92,7 +92,7 @@ def rebuild(session: Session, memory: MemoryRoot, now_ms: int) -> Any:
 def phases(path: Path, tmp_path: Path) -> Iterator[tuple[str, Session, MemoryRoot]]:
     """The imported session opened with its host's prefix, then after each step of the cycle:
     before, after one rebuild, with the host's next steps, after a second rebuild."""
-    params = import_transcript(path).params
+    params = imported(path).params
     params["requestPrefix"] = host_prefix(params)
     session = open_in_core(params)
     memory = checkpoint_memory(tmp_path, session.session_id, CHECKPOINT)
