@@ -380,6 +380,7 @@ def run_stdio_steps(
     step(res, "build_formats", lambda: build_formats(client, build, reps))
     marks["after_cycle"] = peak_rss_bytes(client.pid).get("VmHWM")
     step(res, "build_full_view", lambda: build_full_view(client, w, build, max(3, reps // 10)))
+    step(res, "get_during_open", lambda: get_during_open(client, w, max(3, reps // 10)))
 
 
 def open_session(client: SidecarClient, w: Workload, reps: int) -> Json:
@@ -391,6 +392,27 @@ def open_session(client: SidecarClient, w: Workload, reps: int) -> Json:
         _, ms, _ = rpc(client, "session/open", params_json=w.open_json)
         samples.append(ms)
     return throughput(summary(samples), len(w.open_json), w.n)
+
+
+def get_during_open(client: SidecarClient, w: Workload, reps: int) -> Json:
+    """Another session's `session/get`, sent right after the whole history's `session/open`: how
+    long it waits while the big frame is parsed (off the event loop, slice by slice), and whether
+    it is answered before the open."""
+    bystander = {"sessionId": "bystander"}
+    rpc(client, "session/open", bystander)
+    samples, first = [], 0
+    for _ in range(reps):
+        rpc(client, "session/close", {"sessionId": w.sid})
+        opened = client.send_async(client.prepare("session/open", params_json=w.open_json))
+        get = client.prepare("session/get", bystander)
+        with Timer() as t:
+            got = client.send(get, timeout=RPC_TIMEOUT_S)
+        samples.append(t.ms)
+        first += not opened.done()
+        opened.result(RPC_TIMEOUT_S)
+        del got
+    rpc(client, "session/close", bystander)
+    return summary(samples, answered_before_the_open=f"{first}/{reps}")
 
 
 def sync_bulk(client: SidecarClient, w: Workload, reopen: bool = True) -> Json:
@@ -550,6 +572,8 @@ def cell(entry: Any, kind: str) -> str:
     if kind == "ms":
         out = f"{ms(entry['median_ms'])} (p95 {ms(entry['p95_ms'])})"
         size = entry.get("response_bytes", 0)
+        if "answered_before_the_open" in entry:
+            out += f", answered first {entry['answered_before_the_open']}"
         return out + (f", {size / MB:.2f} MB out" if size > 10_000 else "")
     if kind == "fmt":
         return f"{ms(entry['median_ms'])} ({entry['ratio_to_ai_sdk']}x ai-sdk)"
@@ -595,6 +619,7 @@ ROWS = [
         for fmt in (*FORMATS, "anthropic+cache")
     ],
     ("stdio: request/build, whole session", ("stdio", "build_full_view"), "ms"),
+    ("stdio: another session/get during the open", ("stdio", "get_during_open"), "ms"),
     ("stdio: RSS after open", ("stdio", "rss", "after_open_bytes"), "mib"),
     ("stdio: peak RSS (host cycle)", ("stdio", "rss"), "rss"),
     ("stdio: peak RSS incl. whole-session build", ("stdio", "rss", "overall_peak_bytes"), "mib"),

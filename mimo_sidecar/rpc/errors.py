@@ -30,13 +30,17 @@ class ErrorSpec:
 
 
 PARSE_ERROR = ErrorSpec(
-    -32700, "ParseError", "The frame body is not valid UTF-8 JSON (answered with id null)."
+    -32700,
+    "ParseError",
+    "The frame body is not valid UTF-8 JSON, or the bytes where a frame should be are not one "
+    "(answered with id null).",
 )
 INVALID_REQUEST = ErrorSpec(
     -32600,
     "InvalidRequest",
-    "Not a JSON-RPC 2.0 request object, a batch (arrays are not supported), a frame nested deeper "
-    "than 1024 levels, a second initialize, or a request after shutdown.",
+    "Not a JSON-RPC 2.0 request object, a batch (arrays are not supported), an id that is not a "
+    "string or a 64-bit integer, a frame over the maximum frame size, a frame nested deeper than "
+    "1024 levels, a second initialize, or a request after shutdown.",
 )
 METHOD_NOT_FOUND = ErrorSpec(-32601, "MethodNotFound", "No such method. data: {method}.")
 INVALID_PARAMS = ErrorSpec(

@@ -1,7 +1,9 @@
 """The JSON codec of the transport: frame bodies to Python values and back (no pygls).
 
-orjson on the fast path; ijson's C backend for very large frames; the standard library only for
-what those refuse but JSON allows (lone surrogate escapes, numbers beyond the double range).
+orjson on the fast path; frames over `LARGE_FRAME_BYTES` slice by slice (`sliced_json`: orjson on
+each slice, so the parse is linear and leaves the interpreter to others between slices); the
+standard library only for what orjson refuses but JSON allows (lone surrogate escapes, numbers
+beyond the double range).
 
 What a JavaScript host may send, and what comes back:
 
@@ -18,7 +20,6 @@ What a JavaScript host may send, and what comes back:
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import re
@@ -26,61 +27,69 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import ijson
 import orjson
 
-from .jsondepth import MAX_NESTING, nests_deeper_than
+from .jsondepth import FrameTooDeep, nests_deeper_than, top_level_scalars
+from .sliced_json import loads_sliced
+
+# Frames above this size are parsed slice by slice. One orjson call on a 50 MB `session/open`
+# holds the interpreter ~120 ms (no other session is answered meanwhile) and first copies the whole
+# body, which put the one-shot open over its memory target; slices bound both (benchmarks/README.md).
+LARGE_FRAME_BYTES = 8 * 1024 * 1024
+
+__all__ = [
+    "LARGE_FRAME_BYTES",
+    "EncodedJson",
+    "FrameTooDeep",
+    "Unreadable",
+    "decode_frame",
+    "dumps",
+    "encode_response",
+    "loads",
+]
 
 
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-# Frames above this size are parsed with ijson's C backend instead of orjson. orjson builds its
-# own document from a copy of the input before making Python objects, so a 50 MB `session/open`
-# briefly needs the body, that copy and the objects at once; the streaming parser makes the
-# objects directly (peak RSS 202 instead of 240 MiB for a 50 MB history; benchmarks/README.md).
-LARGE_FRAME_BYTES = 8 * 1024 * 1024
-
-
-def _streaming_backend() -> Any:
-    try:
-        return ijson.get_backend("yajl2_c")  # the pure-Python backends would be far too slow
-    except ImportError:
-        return None
-
-
-_STREAMING = _streaming_backend()
-# yajl turns a lone surrogate escape into "?" (silently changing the host's text and its token
-# estimate); frames with any surrogate escape take the exact path instead.
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-class FrameTooDeep(ValueError):
-    """A frame body nests deeper than `MAX_NESTING` levels (it is not parsed)."""
-
-    def __init__(self) -> None:
-        super().__init__(f"nested deeper than {MAX_NESTING} levels")
-
-
-def loads(body: bytes) -> Any:
+def loads(body: bytes | bytearray) -> Any:
     """Parse a frame body. Raises FrameTooDeep, or ValueError (or UnicodeDecodeError) when it is not
     UTF-8 JSON."""
+    if len(body) > LARGE_FRAME_BYTES:
+        return loads_sliced(body, _loads_exact, _EXACT)
+    return _loads_exact(body)
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A frame body that was not parsed: not JSON (`reason` says why), or JSON nested deeper than
+    the limit (`too_deep`; `top` holds its top-level scalars, `id` and `method`, read without
+    parsing it)."""
+
+    reason: str
+    size: int
+    too_deep: bool = False
+    top: dict[str, Any] | None = None
+
+
+def decode_frame(body: bytes | bytearray) -> Any:
+    """The message a frame body holds, or `Unreadable`."""
     try:
-        if _STREAMING is not None and len(body) > LARGE_FRAME_BYTES and not _SURROGATE_ESCAPE.search(body):
-            if nests_deeper_than(body):
-                raise FrameTooDeep
-            return _loads_streaming(body)
+        return loads(body)
+    except FrameTooDeep as exc:
+        return Unreadable(str(exc), len(body), too_deep=True, top=top_level_scalars(body))
+    except ValueError as exc:  # UnicodeDecodeError included
+        return Unreadable(str(exc), len(body))
+
+
+def _loads_exact(body: bytes | bytearray) -> Any:
+    try:
         return orjson.loads(body)  # refuses more than 1024 levels (MAX_NESTING) itself
-    except (orjson.JSONDecodeError, ijson.JSONError):
+    except orjson.JSONDecodeError:
         if nests_deeper_than(body):  # before the stdlib parser, which would recurse that deep
             raise FrameTooDeep from None
-        return json.loads(
-            body.decode("utf-8"),
-            parse_constant=_reject_constant,
-            parse_float=_finite_or_none,
-            parse_int=_int_as_orjson_reads_it,
-        )
+        return _EXACT.decode(str(body, "utf-8"))
 
 
 def _finite_or_none(text: str) -> float | None:
@@ -99,12 +108,10 @@ def _int_as_orjson_reads_it(text: str) -> int | float | None:
     return _finite_or_none(text)
 
 
-def _loads_streaming(body: bytes) -> Any:
-    # Parsed to the end (not just the first value), so trailing bytes are an error, as in orjson.
-    values = list(_STREAMING.items(io.BytesIO(body), "", use_float=True))
-    if len(values) != 1:
-        raise ijson.JSONError(f"expected one JSON value, found {len(values)}")
-    return values[0]
+# The standard library's decoder, reading numbers as orjson does and refusing NaN and Infinity.
+_EXACT = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_finite_or_none, parse_int=_int_as_orjson_reads_it
+)
 
 
 def dumps(payload: Any, default: Callable[[Any], Any] | None = None) -> bytes:

@@ -13,7 +13,9 @@ Each example opens a session made of generated host data (arbitrary Unicode in e
 text, tool names, call IDs, tool input keys and values, tool output, task summaries), syncs more of
 it, runs a rebuild, then sends a few generated requests to every documented method: the session's
 valid params with one value replaced by anything (wrong type, deep nesting, huge number), keys
-dropped or added, arbitrary params, unknown method names, notifications. It asserts:
+dropped or added, arbitrary params, unknown method names, notifications (request methods among
+them, which must change nothing), and bytes that are not a frame (malformed headers, bodies
+shorter or longer than their length, raw JSON, garbage). It asserts:
 
 - every request is answered in time, with a result or a documented error (never -32603), in the
   documented error shape;
@@ -46,7 +48,7 @@ from mimo_sidecar.wire.registry import REGISTRY
 from tests.json_paths import positions, replaced
 from tests.unit.builders import write_checkpoint
 
-from .jshost import JsHostClient, in_units, js_text, json_values, nasty_values, strings_of, units
+from .jshost import JsHostClient, in_units, js_json, js_text, json_values, nasty_values, strings_of, units
 from .rawclient import MISSING
 
 pytestmark = pytest.mark.e2e
@@ -68,7 +70,7 @@ METHODS = [
     for name, spec in REGISTRY.items()
     if spec.kind == "request" and spec.direction == "client → sidecar" and name != "shutdown"
 ]
-NOTIFICATIONS = ["initialized", "$/cancelRequest"]
+NOTIFICATIONS = ["initialized", "$/cancelRequest", *METHODS]  # a request method without an id: ignored
 
 
 # ---------------------------------------------------------------------------------------------
@@ -384,17 +386,56 @@ class Attack:
     params: Any
     msg_id: Any
     notification: bool = False
+    raw: bytes | None = None  # bytes written as they are, where a frame should be
+    refused: bool = False  # whether `raw` must be answered with an id-null error
+
+
+@st.composite
+def malformed_frames(draw: st.DrawFn) -> tuple[bytes, bool]:
+    """Bytes that are not a usable frame, of every kind the reader must resynchronise after. A
+    body's declared length may overshoot by less than the next frame (the `session/get` that
+    follows): more would rightly make the reader wait for the bytes it was promised. Returns the
+    bytes and whether they must be refused (garbage may happen to read as an extra header line)."""
+    body = js_json(
+        {"jsonrpc": "2.0", "id": draw(st.integers(1, 9)), "method": draw(st.sampled_from(METHODS))}
+    )
+    value = draw(
+        st.sampled_from([b"abc", b"-1", b"+2", b"1.5", b"", b"0x10", b"1e3"])
+        | st.binary(max_size=8).filter(lambda v: not v.strip(b" \t").isdigit())
+    )
+    kind = draw(st.sampled_from(["value", "missing", "duplicated", "short", "long", "raw", "garbage"]))
+    if kind == "value":
+        return (b"Content-Length: " + value + b"\r\n\r\n" + body, True)
+    if kind == "missing":
+        return (b"Content-Type: application/json\r\n\r\n" + body, True)
+    if kind == "duplicated":
+        return (
+            b"Content-Length: %d\r\nContent-Length: %d\r\n\r\n%s" % (len(body), len(body) + 1, body),
+            True,
+        )
+    if kind == "short":
+        return (b"Content-Length: %d\r\n\r\n%s" % (draw(st.integers(0, len(body) - 1)), body), True)
+    if kind == "long":
+        return (b"Content-Length: %d\r\n\r\n%s" % (len(body) + draw(st.integers(1, 40)), body), True)
+    if kind == "raw":
+        return (body + draw(st.sampled_from([b"", b"\n", b"\r\n"])), True)
+    return draw(
+        st.binary(min_size=1, max_size=64).filter(lambda b: b"content-length" not in b.lower())
+    ), False
 
 
 @st.composite
 def attacks(draw: st.DrawFn, wire: Wire, host: HostData, fresh_sid: str) -> Attack:
-    kind = draw(st.sampled_from(["method"] * 6 + ["unknown", "notification", "config"]))
+    kind = draw(st.sampled_from(["method"] * 6 + ["unknown", "notification", "config", "frame"]))
     msg_id = draw(st.integers(10**9, 2**53) | js_text(min_size=1, max_size=6).map(lambda s: "id:" + s))
     if kind == "unknown":
         name = draw(
             js_text(min_size=1, max_size=12).filter(lambda s: s not in REGISTRY and not s.startswith("$/"))
         )
         return Attack(name, draw(nasty_values), msg_id)
+    if kind == "frame":
+        raw, refused = draw(malformed_frames())
+        return Attack("", None, None, raw=raw, refused=refused)
     if kind == "notification":
         name = draw(st.sampled_from(NOTIFICATIONS) | js_text(min_size=1, max_size=12))
         return Attack(name, draw(nasty_values), None, notification=True)
@@ -445,6 +486,14 @@ def get(wire: Wire, sid: str) -> dict[str, Any]:
 
 def send_attack(wire: Wire, host: HostData, attack: Attack) -> None:
     before = get(wire, host.sid)
+    if attack.raw is not None:
+        errors_before = len(wire.client.null_id_errors)
+        wire.client.send_raw(attack.raw)
+        assert get(wire, host.sid) == before  # answered: the reader found the next frame
+        if attack.refused:
+            new = wire.client.null_id_errors[errors_before:]
+            assert new and all(e["code"] in (-32700, -32600) for e in new), new
+        return
     if attack.notification:
         wire.notify(attack.method, attack.params)
         reply = get(wire, host.sid)  # the connection still answers, and nothing changed

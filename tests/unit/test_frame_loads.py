@@ -1,4 +1,4 @@
-"""Frame parsing: large frames go through the streaming parser and must mean exactly the same."""
+"""Frame parsing: large frames are parsed slice by slice and must mean exactly the same."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from mimo_sidecar.transport import jsonrpc_codec as protocol
 
 
 def _large(value: dict) -> bytes:
-    """`value` padded with a big string so the frame is over the streaming threshold."""
+    """`value` padded with a big string so the frame is over the slicing threshold."""
     body = orjson.dumps({**value, "pad": "p" * (protocol.LARGE_FRAME_BYTES + 10)})
     assert len(body) > protocol.LARGE_FRAME_BYTES
     return body
@@ -41,8 +41,13 @@ SAMPLE = {
 }
 
 
-def test_streaming_backend_is_the_c_one() -> None:
-    assert protocol._STREAMING is not None  # the pure-Python backends would be too slow to use
+def test_large_frames_take_the_sliced_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[int] = []
+    real = protocol.loads_sliced
+    monkeypatch.setattr(protocol, "loads_sliced", lambda text, *a: seen.append(len(text)) or real(text, *a))
+    body = _large(SAMPLE)
+    assert protocol.loads(body) == orjson.loads(body) and seen == [len(body)]
+    assert protocol.loads(orjson.dumps(SAMPLE)) == SAMPLE and seen == [len(body)]  # small: orjson
 
 
 def test_large_frames_parse_exactly_like_orjson() -> None:

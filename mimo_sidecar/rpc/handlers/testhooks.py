@@ -5,6 +5,9 @@
 - `test/sleep` `{ms, thread?}`: in-flight work that `shutdown` must wait for; with `thread`, the
   sleep blocks a worker thread (asyncio.to_thread), which must not delay the process's exit.
 - `test/fail`: raises an unexpected exception (-32603 without a traceback).
+- `test/pending`: what the protocol keeps for answers to come (futures of handlers and of requests
+  sent to the client, this one's aside); nothing may stay once they are settled.
+- `test/progressBound` `{seconds}`: how long an unanswered `window/workDoneProgress/create` is kept.
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ ENV_FLAG = "MIMO_SIDECAR_TEST_HOOKS"
 
 class _Empty(Params):
     pass
+
+
+class _Bound(Params):
+    seconds: Annotated[float, Field(gt=0, le=60)]
 
 
 class _Sleep(Params):
@@ -60,3 +67,13 @@ def register(server: SidecarServer) -> None:
     @rpc_method(server, "test/fail", _Empty)
     async def test_fail(ls: SidecarServer, p: _Empty) -> None:
         raise RuntimeError("deliberate failure from test/fail")
+
+    @rpc_method(server, "test/pending", _Empty)
+    async def test_pending(ls: SidecarServer, p: _Empty) -> dict[str, int]:
+        protocol, this = ls.protocol, asyncio.current_task()
+        futures = [f for f in protocol._request_futures.values() if f is not this]  # type: ignore[comparison-overlap]
+        return {"futures": len(futures), "resultTypes": len(protocol._result_types)}
+
+    @rpc_method(server, "test/progressBound", _Bound)
+    async def test_progress_bound(ls: SidecarServer, p: _Bound) -> None:
+        ls.progress_answer_seconds = p.seconds
