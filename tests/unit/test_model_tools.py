@@ -208,6 +208,15 @@ def test_regex_search_is_re2_and_bounded(session: Session, root: MemoryRoot) -> 
     assert run(session, root, "history", operation="search", query="x" * 1001).is_error
 
 
+def test_a_lone_surrogate_in_a_query_is_searched_for_not_an_internal_error(
+    session: Session, root: MemoryRoot
+) -> None:
+    odd = session_of([user("x", text("before \ud800 after"))], "ses_surrogate", None)
+    for regex in (False, True):
+        found = run(odd, root, "history", operation="search", query="\ud800 after", regex=regex)
+        assert not found.is_error and found.structured["matches"] == 1, found.text
+
+
 # -- memory ---------------------------------------------------------------------------------------------
 def test_memory_search_covers_the_session_project_and_global_scopes_only(
     session: Session, root: MemoryRoot

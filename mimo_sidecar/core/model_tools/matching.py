@@ -52,7 +52,8 @@ def matcher(query: str, regex: bool) -> Matcher:
         options.literal = True
         options.case_sensitive = False
     try:
-        return Matcher(re2.compile(query, options))
+        # RE2 reads UTF-8: a lone surrogate becomes U+FFFD, as it does in the texts searched.
+        return Matcher(re2.compile(_without_lone_surrogates(query), options))
     except re2.error as exc:
         reason = exc.args[0] if exc.args else exc
         text = reason.decode(errors="replace") if isinstance(reason, bytes) else str(reason)
