@@ -100,14 +100,27 @@ def _inline() -> list[dict[str, Any]]:
                 "summary": False,
             },
             "parts": [
-                {"id": "p3", "type": "reasoning", "text": "read first", "metadata": {"anthropic": {"signature": "s"}}},
+                {
+                    "id": "p3",
+                    "type": "reasoning",
+                    "text": "read first",
+                    "metadata": {"anthropic": {"signature": "s"}},
+                },
                 {"id": "p4", "type": "tool", "callID": "c1", "tool": "read", "state": completed},
                 {"id": "p5", "type": "tool", "callID": "c2", "tool": "bash", "state": failed},
                 {"id": "p6", "type": "subtask", "prompt": "p", "description": "d", "agent": "general"},
-                {"id": "p7", "type": "text", "text": "done", "metadata": {"openai": {"phase": "final_answer"}}},
+                {
+                    "id": "p7",
+                    "type": "text",
+                    "text": "done",
+                    "metadata": {"openai": {"phase": "final_answer"}},
+                },
             ],
         },
-        {"info": {"id": "m3", "role": "user", "time": {"created": T0 + 3}}, "parts": [{"type": "text", "text": "go on"}]},
+        {
+            "info": {"id": "m3", "role": "user", "time": {"created": T0 + 3}},
+            "parts": [{"type": "text", "text": "go on"}],
+        },
         {
             "info": {
                 "id": "m4",
@@ -124,13 +137,24 @@ def _inline() -> list[dict[str, Any]]:
 
 def _chat() -> list[dict[str, Any]]:
     return [
-        {"info": {"id": "h1", "role": "user", "time": {"created": T0}}, "parts": [{"type": "text", "text": "ls"}]},
         {
-            "info": {"id": "h2", "role": "assistant", "time": {"created": T0 + 1}, "finish": "tool-calls"},
-            "parts": [{"type": "function", "id": "call_1", "function": {"name": "bash", "arguments": '{"c":"ls"}'}}],
+            "info": {"id": "h1", "role": "user", "time": {"created": T0}},
+            "parts": [{"type": "text", "text": "ls"}],
         },
         {
-            "info": {"id": "h3", "role": "tool", "time": {"created": T0 + 2}, "tool_call_id": "call_1", "is_error": False},
+            "info": {"id": "h2", "role": "assistant", "time": {"created": T0 + 1}, "finish": "tool-calls"},
+            "parts": [
+                {"type": "function", "id": "call_1", "function": {"name": "bash", "arguments": '{"c":"ls"}'}}
+            ],
+        },
+        {
+            "info": {
+                "id": "h3",
+                "role": "tool",
+                "time": {"created": T0 + 2},
+                "tool_call_id": "call_1",
+                "is_error": False,
+            },
             "parts": [{"type": "text", "text": "a.ts", "time": {"compacted": T0 + 3}}],
         },
         {

@@ -220,7 +220,9 @@ async def test_an_unknown_message_is_named_where_the_host_named_it(
 async def test_a_bare_part_is_checked_at_its_own_paths(client: LanguageClient) -> None:
     await rpc(client, "session/open", {"sessionId": "bare"})
     err = await rpc_error(
-        client, "session/sync", {"sessionId": "bare", "upsertParts": [{"type": "text", "text": "x", "messageID": "m"}]}
+        client,
+        "session/sync",
+        {"sessionId": "bare", "upsertParts": [{"type": "text", "text": "x", "messageID": "m"}]},
     )
     assert err.code == -32602
     assert err.message == "session/sync: invalid params: upsertParts.0.id: Field required"
