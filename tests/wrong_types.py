@@ -182,6 +182,33 @@ def sessions() -> dict[str, dict[str, Any]]:
     }
 
 
+# The fields issue 18 found accepted, then failing later requests; each refused where it is.
+ISSUE_CASES = [(("messages", 0, "parts", 0, "text"), value) for value in (True, 0, 1.5, [], {})] + [
+    (("messages", 1, "info", "tokens"), [1, 2]),
+    (("messages", 1, "info", "tokens", "cache"), "none"),
+    (("messages", 1, "info", "tokens", "input"), float("inf")),
+    (("messages", 1, "info", "finish"), 5),
+    (("messages", 1, "info", "providerID"), 7),
+    (("messages", 1, "info", "providerMessageID"), {}),
+    (("messages", 1, "parts", 1, "callID"), None),
+    (("messages", 1, "parts", 1, "state"), "completed"),
+    (("messages", 1, "parts", 1, "state", "output"), {"x": 1}),
+    (("messages", 1, "parts", 2, "state", "error"), ["boom"]),
+    (("messages", 0, "parts", 1, "mime"), 5),
+    (("messages", 0, "parts", 1, "url"), True),
+    (("messages", 1, "parts", 1, "state", "attachments", 0, "url"), True),
+    (("tasks", 0, "status"), []),
+    (("tasks", 0, "summary"), 3),
+    (("tasks", 0, "created_at"), "soon"),
+    (("actors", 0, "status"), []),
+    (("actors", 0, "background"), "yes"),
+    (("actors", 0, "lastTurnTime"), float("inf")),
+    (("requestPrefix", "system"), "You are a coding agent."),
+    (("requestPrefix", "tools"), {"name": "read"}),
+    (("requestPrefix", "tools", 0, "name"), 5),
+]
+
+
 def wrong_value(value: Any) -> Any:
     """A value of another JSON type than `value`."""
     if isinstance(value, bool):

@@ -57,7 +57,13 @@ class StatusReporter:
             self.server.work_done_progress.end(
                 self._token, types.WorkDoneProgressEnd(message=message or None)
             )
+            self._release(self._token)
             self._token = None
+
+    def _release(self, token: str) -> None:
+        # pygls keeps a future per token it ever created and never drops one: one per insert that
+        # showed progress, for the process's life (issue 18, memory kept after close).
+        self.server.work_done_progress.tokens.pop(token, None)
 
     async def _begin_progress(self, message: str) -> None:
         caps = self.server.client_capabilities
@@ -68,6 +74,7 @@ class StatusReporter:
             await self.server.work_done_progress.create_async(token)
         except Exception as exc:  # the client cannot show progress: the notification suffices
             logger.info("work-done progress unavailable: %s", exc)
+            self._release(token)
             return
         self._token = token
         self.server.work_done_progress.begin(
