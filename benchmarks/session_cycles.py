@@ -1,11 +1,11 @@
-"""Benchmark row: the sidecar's RSS over thousands of short sessions (issue 18).
+"""Benchmark row: the sidecar's RSS over thousands of short sessions.
 
 A sidecar lives as long as an editor window and opens a session for every subagent and task, so
 what a closed session leaves behind adds up. One fresh sidecar (advertising work-done progress,
 so that every manual rebuild creates and ends a progress token) runs `cycles` times: `session/open`
 of a small session (every part kind, tasks, actors, a request prefix; checkpoint.md created),
 `rebuild/insert` (manual), `request/build` and `session/close`. VmRSS is read after 1,000 cycles
-and at the end: the target is growth within 5 MiB between the two (before issue 18's fix: 58 MB
+and at the end: the target is growth within 5 MiB between the two (before the fix: 58 MB
 after 1,000 cycles, 74 MB after 10,000).
 """
 

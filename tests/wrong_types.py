@@ -182,8 +182,8 @@ def sessions() -> dict[str, dict[str, Any]]:
     }
 
 
-# The fields issue 18 found accepted, then failing later requests; each refused where it is.
-ISSUE_CASES = [(("messages", 0, "parts", 0, "text"), value) for value in (True, 0, 1.5, [], {})] + [
+# The fields an attack on the sidecar found accepted, then failing later requests; each refused where it is.
+FOUND_CASES = [(("messages", 0, "parts", 0, "text"), value) for value in (True, 0, 1.5, [], {})] + [
     (("messages", 1, "info", "tokens"), [1, 2]),
     (("messages", 1, "info", "tokens", "cache"), "none"),
     (("messages", 1, "info", "tokens", "input"), float("inf")),

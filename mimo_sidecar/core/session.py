@@ -186,7 +186,7 @@ class Session:
         watermark; the whole of it when the watermark is not found there (behavior.md#inherited-context).
 
         The forks are walked in a loop, not by recursion, so that a chain of any depth is read
-        (issue 18: 3,000 forked sessions exhausted the interpreter's stack)."""
+        (3,000 forked sessions exhausted the interpreter's stack)."""
         if self._parent is None:
             return []
         chain = [self._parent]  # the sessions whose views stack up, nearest first

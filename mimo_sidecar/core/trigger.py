@@ -76,7 +76,7 @@ def glob_match(pattern: str, key: str) -> bool:
 
     A two-pointer match that returns to the last `*` only: at most len(pattern) × len(key) steps
     whatever the pattern holds (a regex of `.*` runs backtracks exponentially: `"********/gpt*"`
-    took seconds, 5,000 `*` stopped the sidecar; issue 18)."""
+    took seconds, 5,000 `*` stopped the sidecar)."""
     p, k = pattern.replace("\\", "/"), key.replace("\\", "/")
     i = j = 0
     star, resume = -1, 0  # the last `*` seen, and the key position it has absorbed up to

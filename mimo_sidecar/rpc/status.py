@@ -62,7 +62,7 @@ class StatusReporter:
 
     def _release(self, token: str) -> None:
         # pygls keeps a future per token it ever created and never drops one: one per insert that
-        # showed progress, for the process's life (issue 18, memory kept after close).
+        # showed progress, for the process's life (memory kept after the session closed).
         self.server.work_done_progress.tokens.pop(token, None)
 
     async def _begin_progress(self, message: str) -> None:

@@ -38,7 +38,7 @@ from ..core.memory_files import DEFAULT_MAX_FILE_BYTES
 from ..core.trigger import MAX_BUDGET_TOKENS
 
 # Every number of the config is bounded by JavaScript's largest exact integer: beyond it a value
-# says nothing a smaller one does not, and arithmetic on it could overflow (issue 18).
+# says nothing a smaller one does not, and arithmetic on it could overflow (`"1" × 5000` did).
 MAX_CONFIG_NUMBER = MAX_BUDGET_TOKENS
 PositiveInt = Annotated[int, Field(gt=0, le=MAX_CONFIG_NUMBER)]
 NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_CONFIG_NUMBER)]

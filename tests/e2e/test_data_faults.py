@@ -1,8 +1,8 @@
-"""Issue 18, the data half, over stdio: what a hostile or buggy host's data can do to the real process.
+"""Data faults over stdio: what a hostile or buggy host's data can do to the real process.
 
 One sidecar serves the module (its client answers work-done progress requests, as an editor does).
 
-- Wrongly typed host data (the issue's fields, and a sample of every mutation of `tests.wrong_types`)
+- Wrongly typed host data (the fields an attack found, and a sample of every mutation of `tests.wrong_types`)
   is refused with -32602 at its path and changes nothing; what is accepted never makes a later
   request answer -32603.
 - A number beyond the double range (`1e400`) is refused wherever a wire model takes a number.
@@ -13,16 +13,20 @@ One sidecar serves the module (its client answers work-done progress requests, a
 
 from __future__ import annotations
 
+import ctypes
+import os
 import queue
+import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mimo_sidecar.rpc import errors
 from tests.json_paths import replaced
-from tests.wrong_types import ISSUE_CASES, dotted, mutations, sessions
+from tests.wrong_types import FOUND_CASES, dotted, mutations, sessions
 
 from .jshost import JsHostClient, Raw
 
@@ -42,6 +46,8 @@ class EditorClient(JsHostClient):
     """A host that advertises work-done progress and answers every request the sidecar sends."""
 
     baseline: dict[str, int]  # `test/retained` right after initialize
+    root: Path  # its memory root
+    decline = False  # answer the sidecar's requests with an error, as vscode-jsonrpc does without a handler
 
     def response(self, msg_id: Any, timeout: float = 10.0) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -54,7 +60,8 @@ class EditorClient(JsHostClient):
             except queue.Empty:
                 continue
             if "method" in message and "id" in message:  # window/workDoneProgress/create
-                self.send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+                answer = {"error": {"code": -32601, "message": "no"}} if self.decline else {"result": None}
+                self.send({"jsonrpc": "2.0", "id": message["id"], **answer})
             elif "id" in message:
                 self._pending[message["id"]] = message
         return self._pending.pop(msg_id)
@@ -72,6 +79,7 @@ def wire(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EditorClient]:
         assert "result" in reply, reply
         client.notify("initialized", {})
         client.baseline = client.call("test/retained", {})["result"]
+        client.root = root
         yield client
         assert not client.violations, client.violations
 
@@ -118,8 +126,10 @@ def assert_documented(method: str, reply: dict[str, Any]) -> None:
 # -- wrongly typed host data ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("path", "value"), ISSUE_CASES, ids=[dotted(p) for p, _ in ISSUE_CASES])
-def test_the_issues_wrong_types_are_refused_at_their_path(wire: EditorClient, path: Any, value: Any) -> None:
+@pytest.mark.parametrize(("path", "value"), FOUND_CASES, ids=[dotted(p) for p, _ in FOUND_CASES])
+def test_the_wrong_types_an_attack_found_are_refused_at_their_path(
+    wire: EditorClient, path: Any, value: Any
+) -> None:
     sid = "typed-" + dotted(path)
     params = on_wire(replaced(INLINE, path, value))
     assert fields_of(wire.call("session/open", {"sessionId": sid, **params})) == [dotted(path)]
@@ -182,7 +192,7 @@ NON_FINITE = [
 def test_a_number_beyond_the_double_range_is_refused_where_a_number_is_taken(
     wire: EditorClient, method: str, params: dict[str, Any], field: str
 ) -> None:
-    """Issue 18: `1e400` was read as null, so `baseRevision: 1e400` applied a batch unconditionally
+    """`1e400` was read as null, so `baseRevision: 1e400` applied a batch unconditionally
     and `retryable`, `target`, `cache`, `usage`, `parent` were taken as absent."""
     wire.call("session/open", {"sessionId": "inf", **INLINE})  # once for the module (then: already open)
     before = wire.call("session/get", {"sessionId": "inf"})["result"]
@@ -221,7 +231,7 @@ def texts_of(value: Any) -> list[str]:
 
 
 def test_a_chain_of_3000_forks_is_read_to_its_root(wire: EditorClient) -> None:
-    """Issue 18: compute, build and prepare answered -32603 past a few hundred forks."""
+    """Found attacking the sidecar: compute, build and prepare answered -32603 past a few hundred forks."""
     ids = []
     for n in range(3000):  # pipelined: every open sent before any answer is read
         message = {
@@ -246,7 +256,7 @@ def test_a_chain_of_3000_forks_is_read_to_its_root(wire: EditorClient) -> None:
 
 
 def test_config_globs_are_matched_without_backtracking_and_numbers_are_bounded(wire: EditorClient) -> None:
-    """Issue 18: `"********/gpt*"` cost seconds per trigger and 5,000 `*` stopped every answer for
+    """`"********/gpt*"` cost seconds per trigger and 5,000 `*` stopped every answer for
     over a minute; `max_context: "1" × 5000` answered -32603."""
     globs = {"********/gpt*": "150K", "*" * 5000 + "/gpt*x": 1000, "anthropic/*": "100K"}
     assert "result" in wire.call("sidecar/configure", {"config": {"compaction": {"max_context": globs}}})
@@ -263,15 +273,75 @@ def test_config_globs_are_matched_without_backtracking_and_numbers_are_bounded(w
     assert "result" in wire.call("sidecar/configure", {"config": CONFIG})
 
 
+# -- confinement ------------------------------------------------------------------------------------
+
+SECRET = "outside the memory root: never read, never written"
+
+
+def renameat2() -> Any:
+    libc = ctypes.CDLL(None, use_errno=True)
+    fn = getattr(libc, "renameat2", None)
+    if fn is not None:
+        fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return fn
+
+
+@pytest.mark.skipif(renameat2() is None, reason="no renameat2 in this C library (Linux only)")
+def test_a_session_directory_exchanged_with_a_link_to_outside_never_leads_out(
+    wire: EditorClient, tmp_path: Path
+) -> None:
+    """Before the walk, this race overwrote `outside/checkpoint.md` within a second, put outside
+    content in previews, left temporary files outside and answered -32603 (a `realpath` EINVAL)."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("checkpoint.md", "notes.md"):
+        (outside / name).write_text(SECRET)
+    sid = "swapped"
+    assert "result" in wire.call("session/open", {"sessionId": sid, **INLINE, "createCheckpoint": True})
+    sessions = wire.root / "sessions"
+    (sessions / "swapped-link").symlink_to(outside, target_is_directory=True)
+    a, b = bytes(sessions / sid), bytes(sessions / "swapped-link")
+    exchange, stop, swaps = renameat2(), threading.Event(), [0]
+
+    def swap() -> None:
+        while not stop.is_set():
+            swaps[0] += exchange(-100, a, -100, b, 2) == 0  # AT_FDCWD, RENAME_EXCHANGE
+
+    swapper = threading.Thread(target=swap, daemon=True)
+    swapper.start()
+    try:
+        for n in range(60):
+            wire.call("checkpoint/writerStarted", {"sessionId": sid})
+            commit = {"sessionId": sid, "content": f"# Session checkpoint\n\nTopic: commit {n}\n"}
+            assert_documented("checkpoint/commit", reply := wire.call("checkpoint/commit", commit))
+            preview = wire.call(
+                "rebuild/compute", {"sessionId": sid, "model": MODEL, "preview": True, "includeText": True}
+            )
+            assert "result" in preview and SECRET not in str(preview["result"])
+            inserted = wire.call("rebuild/insert", {"sessionId": sid, "reason": "manual"})
+            assert_documented("rebuild/insert", inserted)
+            assert SECRET not in str(inserted) and SECRET not in str(reply)
+    finally:
+        stop.set()
+        swapper.join()
+    if os.path.islink(a):
+        exchange(-100, a, -100, b, 2)
+    assert swaps[0] > 50, swaps
+    assert sorted(os.listdir(outside)) == ["checkpoint.md", "notes.md"]  # no temporary file either
+    assert all((outside / name).read_text() == SECRET for name in ("checkpoint.md", "notes.md"))
+    wire.call("session/close", {"sessionId": sid})
+
+
 # -- closing releases everything ---------------------------------------------------------------------
 
 
 def test_closed_sessions_leave_nothing_behind(wire: EditorClient) -> None:
-    """Issue 18: RSS grew 1.8 KB per closed session. Sessions opened, written (commit), rebuilt with
+    """RSS once grew 1.8 KB per closed session. Sessions opened, written (commit), rebuilt with
     progress shown, built and closed; then nothing of them is held (the benchmark's RSS row runs
     10,000 such cycles)."""
     for n in range(40):
         sid = f"cycle{n}"
+        wire.decline = bool(n % 2)  # every other client refuses to show progress
         wire.call("session/open", {"sessionId": sid, **INLINE, "createCheckpoint": True})
         wire.call("checkpoint/writerStarted", {"sessionId": sid})
         wire.call("checkpoint/commit", {"sessionId": sid, "content": "# Session checkpoint\n\nTopic: x\n"})
@@ -281,6 +351,7 @@ def test_closed_sessions_leave_nothing_behind(wire: EditorClient) -> None:
             )
         wire.call("request/build", {"sessionId": sid, "format": "anthropic"})
         assert "result" in wire.call("session/close", {"sessionId": sid})
+    wire.decline = False
     # Close what the module's other tests left open, then nothing may remain.
     for sid in ("sync-typed", "inf", "inf-data", "globs", *(f"fork{n}" for n in range(3000))):
         wire.request("session/close", {"sessionId": sid})

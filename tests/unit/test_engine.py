@@ -221,7 +221,7 @@ def test_appending_one_message_to_5000_costs_only_that_message(memory, monkeypat
 
 
 def test_a_chain_of_3000_forks_is_read_to_its_root(memory):
-    """Issue 18: compute, build and prepare answered -32603 on a chain of 3,000 sessions forked one
+    """Compute, build and prepare answered -32603 on a chain of 3,000 sessions forked one
     from the next (the inherited context was read by recursion). Each fork inherits its parent's
     view up to its watermark, then adds its own message: the last one sees them all, in order."""
     sessions = [_open([user("f0", text("root"), created=T0)])]

@@ -224,7 +224,7 @@ def test_glob_matches_what_the_regex_translation_matched(pattern: str, key: str)
 
 
 def test_globs_that_made_the_regex_backtrack_are_matched_at_once() -> None:
-    """Issue 18: `"********/gpt*"` cost seconds per trigger and 5,000 `*` stopped every answer for
+    """`"********/gpt*"` cost seconds per trigger and 5,000 `*` stopped every answer for
     over a minute (the regex backtracked exponentially); the two-pointer match is at most
     pattern × key steps (a hang here fails by the suite's timeout)."""
     key = "openai/" + "g" * 200 + "x"

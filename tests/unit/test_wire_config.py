@@ -137,7 +137,7 @@ MC = "config.compaction.max_context"
         ({"compaction": {"max_context": [1]}}, f"{MC}: must be a number or a string"),
         ({"compaction": {"max_context": True}}, f"{MC}: must be a number or a string"),
         ({"compaction": {"max_context": {"a/*": [1]}}}, f"{MC}.a/*: must be a number"),
-        # numbers are bounded (issue 18: `"1" × 5000` answered -32603 at the first trigger)
+        # numbers are bounded (`"1" × 5000` answered -32603 at the first trigger)
         ({"compaction": {"max_context": 2**53}}, f"{MC}: a number must be finite, from 0"),
         ({"compaction": {"max_context": float("inf")}}, f"{MC}: a number must be finite"),
         ({"compaction": {"max_context": -1}}, f"{MC}: a number must be finite"),
