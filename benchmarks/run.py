@@ -15,7 +15,9 @@ message) and a memory root, then measures:
   output format, as a ratio of `ai-sdk`) and over the whole un-rebuilt view, and the process's
   peak RSS;
 - then, once, `request/build` in every format on the largest real session of shared/real-sessions
-  after a rebuild (`benchmarks/real_session.py`; skipped, with the reason printed, when absent).
+  after a rebuild (`benchmarks/real_session.py`; skipped, with the reason printed, when absent);
+- and, per real session, the request-size estimate against the provider's usage
+  (`benchmarks/estimate_accuracy.py`, the ratio `rebuild/compute` reports as `estimateAccuracy`).
 
 Round trips are timed from the first byte written to the parsed response (the client's own
 encoding is done beforehand). Methods the sidecar does not implement yet (-32601) are reported
@@ -680,6 +682,11 @@ def main(argv: list[str] | None = None) -> int:
 
             log("[real] the largest real session…")
             results["real_session"] = real_session.measure(reps, tmp, SIDECAR_COMMAND)
+        if not args.no_real:
+            from benchmarks import estimate_accuracy
+
+            log("[real] the estimate against usage, per real session…")
+            results["estimate_accuracy"] = estimate_accuracy.measure()
         cycles = args.cycles if args.cycles is not None else (2000 if args.quick else 10000)
         if cycles and not args.no_stdio:
             from benchmarks import session_cycles
@@ -702,6 +709,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks import real_session
 
         sys.stdout.write("\n" + real_session.table(results["real_session"]) + "\n")
+    if "estimate_accuracy" in results:
+        from benchmarks import estimate_accuracy
+
+        sys.stdout.write("\n" + estimate_accuracy.table(results["estimate_accuracy"]) + "\n")
     if "session_cycles" in results:
         from benchmarks import session_cycles
 

@@ -559,7 +559,7 @@ def reminder_for(info: LastMessageInfo | None) -> str | None:
     if info is None or info.kind == "user":
         return None
     if info.kind == "tool":
-        return texts.TOOL_REMINDER
+        return texts.TOOL_REMINDER if info.step_live else texts.TOOL_REMINDER_DIGESTED
     if info.finish == "tool-calls":
         return texts.AUTONOMOUS_LOOP_REMINDER
     return texts.STOP_REMINDER

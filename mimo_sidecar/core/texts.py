@@ -8,7 +8,7 @@ the docstring of each notes the numbers it must carry.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from .words import InsertOutcome, NoticeKind
 
@@ -76,11 +76,22 @@ STOP_REMINDER = "\n".join(
     ]
 )
 
+# The {tool} reminder (behavior.md#reminders). The step stays live after the boundary (D19): its
+# results are below; digested with the tail (`checkpoint.keep_newest_step: false`), they are not.
 TOOL_REMINDER = "\n".join(
     [
         "<system-reminder>",
-        "The tool results above really happened in your autonomous loop; they are not a recap. Act on "
+        "The tool results below really happened in your autonomous loop; they are not a recap. Act on "
         "them and carry on with the next iteration instead of stopping to write a summary.",
+        "</system-reminder>",
+    ]
+)
+TOOL_REMINDER_DIGESTED = "\n".join(
+    [
+        "<system-reminder>",
+        "The tool calls at the end of the activity list above really happened in your autonomous loop; "
+        "they are not a recap. Act on them and carry on with the next iteration instead of stopping to "
+        "write a summary.",
         "</system-reminder>",
     ]
 )
@@ -356,9 +367,43 @@ def subtask_request_text(agent: str, description: str) -> str:
 NO_MODEL_LIMITS = "no model limits known: overflow handling is off"
 RENDERED_EMPTY = "the rebuild text rendered empty"
 MICROCOMPACTION_SKIPPED = "microcompaction skipped: the watermark message is unknown"
-WATERMARK_ADVANCED_DURING_WAIT = (
-    "the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one"
-)
+
+
+def watermark_followed_writer(before: str, after: str) -> str:
+    """D21: the insert waited for a writer that succeeded, and its boundary follows that writer."""
+    return (
+        f"the checkpoint writer this insertion waited for stored the watermark {after!r}: the boundary "
+        f"follows it (D21; the watermark before the wait was {before!r}, which "
+        "checkpoint.follow_writer_watermark: false keeps, D4)"
+    )
+
+
+def watermark_kept_before_wait(used: str, stored: str) -> str:
+    """D4 (`checkpoint.follow_writer_watermark: false`): the stored watermark moved during the wait."""
+    return (
+        f"the stored watermark advanced to {stored!r} during the writer wait: this insertion uses the "
+        f"watermark read before the wait, {used!r} (checkpoint.follow_writer_watermark: false, D4)"
+    )
+
+
+def digest_point_moved(requested: str, call_ids: Sequence[str]) -> str:
+    """D20: the host's digestUpTo would digest a step still waiting for results."""
+    return (
+        f"digestUpTo {requested!r} moved before the newest step: its calls {_call_list(call_ids)} have no "
+        "result yet, and a digest would record them as interrupted (D20); the step stays live"
+    )
+
+
+def steps_restated(call_ids: Sequence[str]) -> str:
+    """D20: results that arrived after the boundary had digested their calls."""
+    return (
+        f"the results of {_call_list(call_ids)} arrived after the boundary digested their calls as "
+        "interrupted: their step is sent again after the boundary, with the results (D20)"
+    )
+
+
+def _call_list(call_ids: Sequence[str]) -> str:
+    return ", ".join(json.dumps(c, ensure_ascii=False) for c in call_ids)
 
 
 def unmapped_tool_results(counts: Mapping[str, int]) -> str:
@@ -581,3 +626,24 @@ def current_checkpoint_invalid_utf8(path: str) -> str:
 def config_warnings_message(warnings: list[str]) -> str:
     """The `window/logMessage` text: the warnings, each a `path: problem`, as protocol.md shows."""
     return "; ".join(warnings)
+
+
+# ------------------------------------------------------------------------------------------ importers
+# Texts an imported session carries where the source recorded nothing (docs/importers.md, "Aider"):
+# the model reads them, so each says what is missing and why, and nothing more.
+AIDER_CHAT_CLEARED = (
+    "The user cleared the chat with Aider's /clear: the conversation before this point was no longer "
+    "sent to the model, and no summary of it was kept."
+)
+
+
+def aider_command_output(lines_added: int | None, added: bool | None) -> str:
+    """The result of a command Aider ran: Aider prints a command's output to the terminal but never
+    writes it to its chat history, so only what happened to it is known (its line count when the
+    user added it to the chat)."""
+    missing = "[The output is not recorded: Aider does not write command output to its chat history."
+    if lines_added is not None:
+        return f"{missing} {lines_added} lines of it were added to the chat.]"
+    if added is False:
+        return f"{missing} The user did not add it to the chat.]"
+    return missing + "]"

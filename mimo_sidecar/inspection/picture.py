@@ -33,6 +33,13 @@ GOOD, BAD, NOTE = "green", "red", "yellow"
 FILL, FILL_HIGH, FILL_CUT, BACK = "cyan", "yellow", "red", "grey23"
 WARNINGS_SHOWN = 6  # more are counted; --json lists them all
 HIGH_SHARE = 0.75  # a section past this share of its cap is drawn in FILL_HIGH
+ACCURATE = (0.8, 1.25)  # an estimate-to-usage ratio drawn in GOOD; outside, in NOTE
+NO_USAGE = "No step of the view recorded provider usage to compare the estimate with."
+OFF_RATIO = (
+    "Below 1: the request held more than the stored messages (a system prompt and tool definitions "
+    "the file does not hold, a tokenizer denser than 4 characters a token). Above 1: it held less "
+    "(a host that trims its own requests)."
+)
 TOKENS_PER_CHAR = 4  # est(): one token per 4 UTF-16 units (behavior.md#est), for the character cap
 
 WINDOW_SOURCES = {
@@ -250,11 +257,38 @@ def _request(ins: Inspection, bar: int) -> RenderableType:
     legend = Text(
         "Up to W: what the checkpoint covers, replaced by the boundary. Kept tail: the messages after "
         "W that are still sent (the assistant steps the boundary's activity digest summarises are "
-        "left out). Estimated tokens are the sidecar's estimate of the stored messages (characters / "
-        "4); the provider's count above also holds the system prompt and the tool definitions.",
+        "left out). Estimated tokens are the sidecar's estimate of the stored messages as the "
+        "provider counts them (text at 4 characters a token, images by their pixels, replayed "
+        "reasoning at the tokens it stands for); the provider's count above also holds the system "
+        "prompt and the tool definitions.",
         style="dim",
     )
-    return Group(table, legend, _outcome(ins))
+    return Group(table, legend, _outcome(ins), *_accuracy(ins))
+
+
+def _accuracy(ins: Inspection) -> list[RenderableType]:
+    """How far the estimate was from the provider's count on the newest steps, per model."""
+    found = ins.computed.accuracy
+    if not found:
+        return [Text(NO_USAGE, style="dim")]
+    lines: list[RenderableType] = [
+        Text("The estimate against the provider's count (estimate / usage)", style="bold")
+    ]
+    for a in found:
+        model = "/".join(x for x in (a.provider_id, a.model_id) if x) or "an unnamed model"
+        newest = a.steps[-1]
+        style = GOOD if ACCURATE[0] <= a.ratio <= ACCURATE[1] else NOTE
+        lines.append(
+            Text.assemble(
+                f"  {model}: ",
+                (f"{a.ratio:.2f}", f"bold {style}"),
+                f" over its last {_count(len(a.steps), 'step')} with usage; the newest: "
+                f"{newest.estimated:,} estimated, {newest.counted:,} counted",
+            )
+        )
+    if any(not ACCURATE[0] <= a.ratio <= ACCURATE[1] for a in found):
+        lines.append(Text(OFF_RATIO, style="dim"))
+    return lines
 
 
 def _outcome(ins: Inspection) -> Text:

@@ -53,6 +53,7 @@ def inspection_json(ins: Inspection, *, include_text: bool = False) -> Json:
             },
             "sizes": None if ins.sizes is None else _wire(wire.RequestSizes.of(ins.sizes)),
         },
+        "estimateAccuracy": [_wire(wire.EstimateAccuracy.of(a)) for a in ins.computed.accuracy],
         "fidelity": None if ins.fidelity is None else _wire(wire.FidelityReport.of(ins.fidelity)),
         "warnings": list(ins.warnings),
     }

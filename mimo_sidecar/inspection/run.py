@@ -158,6 +158,7 @@ def inspect_source(
             covered = _tokens_up_to(view, before, stored.position)
             inserted = asyncio.run(service.insert(InsertRequest(sid, INSERT_REASON, MAIN_AGENT)))
             after = service.build(sid).result if inserted.outcome == "rebuilt" else None
+            boundary = _boundary_tokens(inserted.result, after)
         except DomainError as exc:
             raise InspectError(f"{source.path}: {exc}") from None
     res = inserted.result
@@ -173,7 +174,7 @@ def inspect_source(
         covered_tokens=covered,
         inserted=inserted,
         after=request_side(after) if after is not None else None,
-        boundary_tokens=_boundary_tokens(session, res),
+        boundary_tokens=boundary,
         fidelity=fidelity,
         sizes=res.sizes if res is not None and res.sizes is not None else computed.sizes,
         newest_user_ask_text=_ask_text(session, fidelity),
@@ -272,11 +273,12 @@ def request_side(built: BuildResult) -> RequestSide:
 
 
 def _tokens_up_to(view: Sequence[Message], built: BuildResult, w: int | None) -> int:
-    """Of the stored messages a request sends, the estimated tokens of those up to W (inclusive)."""
+    """Of the stored messages a request sends, the estimated tokens of those up to W (inclusive),
+    as `estimatedTokens` counts them."""
     if w is None:
         return 0
-    sent = set(built.request.sources)
-    return sum(m.tokens for m in view[: w + 1] if m.id in sent)
+    shares = built.request.message_tokens
+    return sum(shares.get(m.id, 0) for m in view[: w + 1])
 
 
 def _ask_text(session: Session, fidelity: FidelityReport | None) -> str:
@@ -285,11 +287,11 @@ def _ask_text(session: Session, fidelity: FidelityReport | None) -> str:
     return raw_user_text(ask) if ask is not None else ""
 
 
-def _boundary_tokens(session: Session, inserted: InsertResult | None) -> int:
-    if inserted is None or inserted.message is None:
+def _boundary_tokens(inserted: InsertResult | None, after: BuildResult | None) -> int:
+    """The boundary's share of the request after the rebuild."""
+    if inserted is None or inserted.message is None or after is None:
         return 0
-    boundary = session.get(inserted.message["info"]["id"])
-    return boundary.tokens if boundary is not None else 0
+    return after.request.message_tokens.get(inserted.message["info"]["id"], 0)
 
 
 def _warnings(

@@ -138,6 +138,18 @@ class CheckpointConfig(_Section):
         description="Refuse (outcome no-gain) a rebuild whose boundary plus the remaining view would not "
         "be smaller than the request it replaces. false: rebuild anyway.",
     )
+    keep_newest_step: bool = Field(
+        True,
+        description="D19: an automatic rebuild (auto, overflow) whose list ends in a step that called "
+        "tools leaves that step, its calls and their results, live after the boundary. false: the "
+        "step is digested with the rest of the tail, as MiMo does.",
+    )
+    follow_writer_watermark: bool = Field(
+        True,
+        description="D21: an insert that waited for a checkpoint writer that succeeded places the "
+        "boundary at the watermark that writer stored. false: at the watermark read before the wait, "
+        "as MiMo does (D4).",
+    )
 
 
 ContextValue = int | float | str
@@ -252,6 +264,8 @@ def to_rebuild_config(cfg: SidecarConfig) -> RebuildConfig:
         checkpoint_disabled=ck.disabled,
         commit_max_bytes=ck.commit_max_bytes,
         inflation_guard=ck.inflation_guard,
+        keep_newest_step=ck.keep_newest_step,
+        follow_writer_watermark=ck.follow_writer_watermark,
     )
 
 

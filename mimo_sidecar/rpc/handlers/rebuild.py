@@ -92,6 +92,7 @@ def compute_result(computed: Computed, include_text: bool) -> w.ComputeResult:
             fidelity=w.FidelityReport.of(res.fidelity),
             sizes=w.RequestSizes.of(res.sizes) if res.sizes is not None else None,
         ),
+        estimate_accuracy=[w.EstimateAccuracy.of(a) for a in res.accuracy],
     )
 
 
