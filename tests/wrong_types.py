@@ -244,3 +244,21 @@ def mutations(params: dict[str, Any]) -> Iterator[tuple[Path, Any, dict[str, Any
 
 def dotted(path: Path) -> str:
     return ".".join(str(step) for step in path)
+
+
+FORMATS = ("ai-sdk", "anthropic", "openai-chat", "openai-responses", "gemini")
+MODEL = {"contextWindow": 200000, "providerId": "anthropic", "modelId": "claude-sonnet-4"}
+
+
+def later_calls(sid: str) -> list[tuple[str, dict[str, Any]]]:
+    """What a host asks of a session it opened: compute, build in every format, the writer kit,
+    a manual rebuild, and the builds again after it."""
+    builds = [("request/build", {"sessionId": sid, "format": f}) for f in FORMATS]
+    return [
+        ("rebuild/compute", {"sessionId": sid, "model": MODEL, "preview": True}),
+        *builds,
+        ("checkpoint/prepare", {"sessionId": sid, "format": "openai-responses"}),
+        ("checkpoint/commit", {"sessionId": sid, "content": "# Session checkpoint\n\nTopic: the import\n"}),
+        ("rebuild/insert", {"sessionId": sid, "reason": "manual"}),
+        *builds,
+    ]

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-import queue
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +24,7 @@ import pytest
 
 from mimo_sidecar.rpc import errors
 from tests.json_paths import replaced
-from tests.wrong_types import FOUND_CASES, dotted, mutations, sessions
+from tests.wrong_types import FOUND_CASES, MODEL, dotted, later_calls, mutations, sessions
 
 from .jshost import JsHostClient, Raw
 
@@ -36,8 +34,6 @@ DOCUMENTED = {spec.code for spec in errors.ERRORS} - {errors.INTERNAL_ERROR.code
 CONFIG = {
     "checkpoint": {"writer_wait_ms": {"with_watermark": 0, "without_watermark": 0}, "inflation_guard": False}
 }
-MODEL = {"contextWindow": 200000, "providerId": "anthropic", "modelId": "claude-sonnet-4"}
-FORMATS = ("ai-sdk", "anthropic", "openai-chat", "openai-responses", "gemini")
 SHAPES = sessions()
 INLINE = SHAPES["inline"]
 
@@ -49,22 +45,9 @@ class EditorClient(JsHostClient):
     root: Path  # its memory root
     decline = False  # answer the sidecar's requests with an error, as vscode-jsonrpc does without a handler
 
-    def response(self, msg_id: Any, timeout: float = 10.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while msg_id not in self._pending:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(f"no response to {msg_id!r}; stderr:\n{self.stderr_text()[-3000:]}")
-            try:
-                message = self.messages.get(timeout=remaining)
-            except queue.Empty:
-                continue
-            if "method" in message and "id" in message:  # window/workDoneProgress/create
-                answer = {"error": {"code": -32601, "message": "no"}} if self.decline else {"result": None}
-                self.send({"jsonrpc": "2.0", "id": message["id"], **answer})
-            elif "id" in message:
-                self._pending[message["id"]] = message
-        return self._pending.pop(msg_id)
+    def on_request(self, message: dict[str, Any]) -> None:  # window/workDoneProgress/create
+        answer = {"error": {"code": -32601, "message": "no"}} if self.decline else {"result": None}
+        self.send({"jsonrpc": "2.0", "id": message["id"], **answer})
 
 
 @pytest.fixture(scope="module")
@@ -104,18 +87,6 @@ def fields_of(reply: dict[str, Any]) -> list[str]:
     err = error_of(reply)
     assert err["code"] == -32602, err
     return [item["field"] for item in err["data"]["errors"]]
-
-
-def later_calls(sid: str) -> list[tuple[str, dict[str, Any]]]:
-    builds = [("request/build", {"sessionId": sid, "format": f}) for f in FORMATS]
-    return [
-        ("rebuild/compute", {"sessionId": sid, "model": MODEL, "preview": True}),
-        *builds,
-        ("checkpoint/prepare", {"sessionId": sid, "format": "openai-responses"}),
-        ("checkpoint/commit", {"sessionId": sid, "content": "# Session checkpoint\n\nTopic: x\n"}),
-        ("rebuild/insert", {"sessionId": sid, "reason": "manual"}),
-        *builds,
-    ]
 
 
 def assert_documented(method: str, reply: dict[str, Any]) -> None:

@@ -11,25 +11,22 @@ own list of fields is checked by name, in open and in sync.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import pytest
 from lsprotocol.types import ClientCapabilities
 
 from mimo_sidecar.core.config import RebuildConfig
-from mimo_sidecar.core.words import RequestFormat
 from mimo_sidecar.rpc import errors
 from tests.harness import Harness, RpcFailure
 from tests.json_paths import replaced
-from tests.wrong_types import FOUND_CASES, dotted, mutations, sessions
+from tests.wrong_types import FOUND_CASES, dotted, later_calls, mutations, sessions
 
 DOCUMENTED = {spec.code for spec in errors.ERRORS} - {errors.INTERNAL_ERROR.code}
 CONFIG = RebuildConfig(
     writer_wait_with_watermark_ms=0, writer_wait_without_watermark_ms=0, inflation_guard=False
 )
-MODEL = {"contextWindow": 200000, "providerId": "anthropic", "modelId": "claude-sonnet-4"}
 SHAPES = sessions()
-FORMATS = get_args(RequestFormat)
 
 
 @pytest.fixture(scope="module")
@@ -37,18 +34,6 @@ def harness(tmp_path_factory: pytest.TempPathFactory) -> Harness:
     h = Harness(memory_root=str(tmp_path_factory.mktemp("memory")), config=CONFIG)
     h.server.protocol.client_capabilities = ClientCapabilities()  # a manual insert reports progress
     return h
-
-
-def later_calls(sid: str) -> list[tuple[str, dict[str, Any]]]:
-    builds = [("request/build", {"sessionId": sid, "format": f}) for f in FORMATS]
-    return [
-        ("rebuild/compute", {"sessionId": sid, "model": MODEL, "preview": True}),
-        *builds,
-        ("checkpoint/prepare", {"sessionId": sid, "format": "anthropic"}),
-        ("checkpoint/commit", {"sessionId": sid, "content": "# Session checkpoint\n\nTopic: the import\n"}),
-        ("rebuild/insert", {"sessionId": sid, "reason": "manual"}),
-        *builds,
-    ]
 
 
 async def answer(harness: Harness, method: str, params: Any) -> int | None:
