@@ -677,6 +677,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--no-stdio", action="store_true", help="in-process figures only")
     ap.add_argument("--no-real", action="store_true", help="skip the largest real session's row")
+    ap.add_argument(
+        "--cycles",
+        type=int,
+        default=None,
+        help="open/insert/build/close cycles of the RSS row (default 10000, quick 2000; 0 skips it)",
+    )
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "latest.json"))
     ap.add_argument(
         "--sidecar", help="command that starts the sidecar (default: this Python -m mimo_sidecar)"
@@ -706,6 +712,12 @@ def main(argv: list[str] | None = None) -> int:
 
             log("[real] the estimate against usage, per real session…")
             results["estimate_accuracy"] = estimate_accuracy.measure()
+        cycles = args.cycles if args.cycles is not None else (2000 if args.quick else 10000)
+        if cycles and not args.no_stdio:
+            from benchmarks import session_cycles
+
+            log(f"[cycles] RSS over {cycles:,} session cycles…")
+            results["session_cycles"] = session_cycles.measure(cycles, tmp, SIDECAR_COMMAND)
     finally:
         logs = {p.name: p.read_text(errors="replace")[-4000:] for p in tmp.glob("sidecar-*.log")}
         shutil.rmtree(tmp, ignore_errors=True)
@@ -726,6 +738,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks import estimate_accuracy
 
         sys.stdout.write("\n" + estimate_accuracy.table(results["estimate_accuracy"]) + "\n")
+    if "session_cycles" in results:
+        from benchmarks import session_cycles
+
+        sys.stdout.write("\n" + session_cycles.table(results["session_cycles"]) + "\n")
     sys.stdout.write(f"\nfigures: {out}\n")
     return 0
 

@@ -7,6 +7,7 @@ own annotations (`seq`, the caches) live on this record, never inside the host's
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from .jsjson import js_json_length
@@ -32,6 +33,8 @@ def created_problem(value: Any) -> CreatedProblem | None:
     fraction (`1767225600000.0`, which a Python host may send) is the same integer and is valid."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return "type"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "type"  # `1e400` on the wire: not a number of milliseconds at all
     if isinstance(value, float) and not value.is_integer():
         return "fraction"
     if value < 0:

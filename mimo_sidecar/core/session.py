@@ -188,14 +188,25 @@ class Session:
 
     def inherited_context(self) -> list[Message]:
         """The parent's main view (with its own inheritance) up to and including the context
-        watermark; the whole of it when the watermark is not found there (behavior.md#inherited-context)."""
+        watermark; the whole of it when the watermark is not found there (behavior.md#inherited-context).
+
+        The forks are walked in a loop, not by recursion, so that a chain of any depth is read
+        (3,000 forked sessions exhausted the interpreter's stack)."""
         if self._parent is None:
             return []
-        view = list(self._parent.context_view(MAIN_AGENT))
-        for i, m in enumerate(view):
-            if m.id == self._parent_watermark:
-                return view[: i + 1]
-        return view
+        chain = [self._parent]  # the sessions whose views stack up, nearest first
+        while (grandparent := chain[-1]._parent) is not None and chain[-1].view_start(MAIN_AGENT) is None:
+            chain.append(grandparent)
+        view = _StackedView(chain[-1].view_window(MAIN_AGENT))
+        for forked in reversed(chain[:-1]):
+            view.cut_after(forked._parent_watermark)
+            view.extend(forked.view_window(MAIN_AGENT))
+        view.cut_after(self._parent_watermark)
+        return view.messages
+
+    def _inherits(self) -> bool:
+        """Its main view starts with its parent's: forked, and no boundary of its own yet."""
+        return self._parent is not None and self.view_start(MAIN_AGENT) is None
 
     def context_view(self, agent_id: str = MAIN_AGENT) -> Sequence[Message]:
         """The view the rebuild works on (behavior.md#inherited-context, behavior.md#view): for the main agent
@@ -203,7 +214,7 @@ class Session:
         the start of its slice. Once the session has a boundary of its own, what came before it (inherited
         context included) is behind that boundary like any other history."""
         window = self.view_window(agent_id)
-        if agent_id != MAIN_AGENT or self._parent is None or self.view_start(agent_id) is not None:
+        if agent_id != MAIN_AGENT or not self._inherits():
             return window
         return [*self.inherited_context(), *window]
 
@@ -540,6 +551,31 @@ class _Listing:
             if self.msgs[i] is msg:
                 return i
         raise ValueError(f"{msg.id} is not listed")
+
+
+class _StackedView:
+    """The inherited context being stacked up, fork after fork: cut after a watermark (its first
+    occurrence; nothing cut when it is absent), then extended with the next fork's view. Each
+    message's first position is indexed, so that a chain of n forks costs O(n) and not O(n²)."""
+
+    def __init__(self, messages: Iterable[Message]) -> None:
+        self.messages: list[Message] = []
+        self._first: dict[str, int] = {}
+        self.extend(messages)
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        for m in messages:
+            self._first.setdefault(m.id, len(self.messages))
+            self.messages.append(m)
+
+    def cut_after(self, watermark: str | None) -> None:
+        end = self._first.get(watermark) if watermark is not None else None
+        if end is None:
+            return
+        for m in self.messages[end + 1 :]:
+            if self._first.get(m.id, -1) > end:
+                del self._first[m.id]
+        del self.messages[end + 1 :]
 
 
 def _num(v: Any) -> float:

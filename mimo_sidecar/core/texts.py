@@ -447,6 +447,55 @@ MILLISECONDS_REQUIRED = "a non-negative integer number of milliseconds is requir
 PART_ID_REQUIRED = "a non-empty string is required to upsert a part"
 
 
+# The problems of a declared host field (core/data_types.py), in pydantic's own words, so that a
+# -32602 reads the same whichever check found it, and an importer's TranscriptError says the same.
+FIELD_REQUIRED = "Field required"
+STRING_TYPE = "Input should be a valid string"
+STRING_UNICODE = "Input should be a valid string, unable to parse raw data as a unicode string"
+BOOL_TYPE = "Input should be a valid boolean"
+INT_TYPE = "Input should be a valid integer"
+INT_FROM_FLOAT = "Input should be a valid integer, got a number with a fractional part"
+NUMBER_TYPE = "Input should be a valid number"
+FINITE_NUMBER = "Input should be a finite number"
+DICT_TYPE = "Input should be a valid dictionary"
+LIST_TYPE = "Input should be a valid list"
+
+
+def string_too_short(min_length: int) -> str:
+    return f"String should have at least {min_length} character{'s' if min_length != 1 else ''}"
+
+
+def at_least(bound: float) -> str:
+    return f"Input should be greater than or equal to {bound}"
+
+
+def at_most(bound: float) -> str:
+    return f"Input should be less than or equal to {bound}"
+
+
+def one_of(choices: list[str]) -> str:
+    """`Input should be 'a', 'b' or 'c'` (each choice already quoted, or a noun such as `a list`)."""
+    listed = choices[0] if len(choices) == 1 else ", ".join(choices[:-1]) + " or " + choices[-1]
+    return f"Input should be {listed}"
+
+
+# `compaction.max_context` values refused by the config's schema (-32602; wire/config.py).
+BUDGET_TYPE = "must be a number or a string"
+GLOB_TYPE = "a model glob must be a string"
+
+
+def budget_number_out_of_range(largest: int) -> str:
+    return f"a number must be finite, from 0 to {largest}"
+
+
+def budget_text_too_long(longest: int) -> str:
+    return f"a string must be at most {longest} characters"
+
+
+def budget_or_map(problem: str) -> str:
+    return f"{problem}, or an object mapping model globs to numbers or strings"
+
+
 def message_twice_in_batch(message_id: str) -> str:
     return f"message {message_id!r} appears twice in the batch"
 

@@ -65,7 +65,10 @@ MEMORY_FILES = {
 # Error answers shown in protocol.md's Errors section: (method, params) sent after initialize.
 ERROR_EXAMPLES: list[tuple[str, Any]] = [
     ("no/such-method", {}),
-    ("session/sync", {"sessionId": SID, "upsertParts": [{"messageId": LATEST, "part": {"type": "text"}}]}),
+    (
+        "session/sync",
+        {"sessionId": SID, "upsertParts": [{"messageId": LATEST, "part": {"type": "text", "text": "x"}}]},
+    ),
     ("session/get", {"sessionId": "ses_unknown"}),
 ]
 

@@ -23,6 +23,7 @@ from ..core.errors import DomainError
 from ..core.formats import AI_SDK_OUTPUT, BuildOutput
 from ..core.ids import IdMinter
 from ..core.memory_files import CHECKPOINT_FILE, MemoryRoot
+from ..core.memory_writes import remove_stale_temp_files
 from ..core.message import Json
 from ..core.model_tools import ToolAnswer, ToolContext, call_tool, tools_in_format
 from ..core.outcomes import (
@@ -118,8 +119,11 @@ class SidecarService:
     def open(self, request: OpenRequest, *, create_checkpoint: bool = False) -> Opened:
         """Register a session with its history; with `create_checkpoint`, also create a missing
         checkpoint.md from the template (behavior.md#writer-kit). Nothing is kept on error: a
-        template that cannot be written closes the session again."""
+        template that cannot be written closes the session again. The temporary files that writes
+        killed mid-way left in the session's memory directory are removed."""
         slot = self.sessions.open(request)
+        if self._memory is not None:  # what writes killed mid-way left in the session's directory
+            remove_stale_temp_files(self._memory, self._memory.session_dir(request.session_id))
         if not create_checkpoint:
             return Opened(slot.session.revision)
         try:

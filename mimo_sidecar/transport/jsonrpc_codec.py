@@ -13,7 +13,10 @@ What a JavaScript host may send, and what comes back:
   leave orjson, whose output would be refused.
 - An integer beyond 64 bits is read as the nearest double, as orjson reads it (and JavaScript's
   `JSON.parse`), whichever parser the frame takes; a number beyond the double range (`1e400`) is
-  read as null: what `JSON.stringify` makes of the `Infinity` a JavaScript host would have parsed.
+  read as an infinity, as `JSON.parse` reads it. A field of the wire models that takes a number
+  then refuses it (-32602, protocol.md "Conventions"), so `baseRevision: 1e400` is not taken for
+  an absent one; in the host's own free-form data it is kept, counted and written back as null,
+  what `JSON.stringify` makes of an infinity.
 - A frame nested deeper than `MAX_NESTING` levels raises `FrameTooDeep` (`jsondepth` says why the
   limit is checked before parsing), so no parser recurses past what the serializer can write back.
 """
@@ -92,25 +95,20 @@ def _loads_exact(body: bytes | bytearray) -> Any:
         return _EXACT.decode(str(body, "utf-8"))
 
 
-def _finite_or_none(text: str) -> float | None:
-    number = float(text)
-    return number if math.isfinite(number) else None
-
-
 _INT_RANGE = range(-(2**63), 2**64)  # what orjson keeps as an integer (i64 or u64)
 
 
-def _int_as_orjson_reads_it(text: str) -> int | float | None:
+def _int_as_orjson_reads_it(text: str) -> int | float:
     if len(text) <= 20:  # every i64 and u64 fits in 20 characters (and int() refuses > 4300 digits)
         number = int(text)
         if number in _INT_RANGE:
             return number
-    return _finite_or_none(text)
+    return float(text)  # the nearest double, or an infinity beyond the double range
 
 
 # The standard library's decoder, reading numbers as orjson does and refusing NaN and Infinity.
 _EXACT = json.JSONDecoder(
-    parse_constant=_reject_constant, parse_float=_finite_or_none, parse_int=_int_as_orjson_reads_it
+    parse_constant=_reject_constant, parse_float=float, parse_int=_int_as_orjson_reads_it
 )
 
 
@@ -118,12 +116,23 @@ def dumps(payload: Any, default: Callable[[Any], Any] | None = None) -> bytes:
     """Serialize an outgoing message as UTF-8 JSON (no ASCII escaping; lone surrogates escaped).
     Raises TypeError or ValueError for what cannot be JSON."""
     try:
-        return orjson.dumps(payload, default=default)
+        return orjson.dumps(payload, default=default)  # an infinity is written null
     except TypeError:  # a lone surrogate, an integer beyond 64 bits, more than 254 levels
-        text = json.dumps(
-            payload, default=default, ensure_ascii=False, allow_nan=False, separators=(",", ":")
-        )
+        finite = _infinities_as_null(payload)
+        text = json.dumps(finite, default=default, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         return _LONE_SURROGATE.sub(_escape, text).encode("utf-8")
+
+
+def _infinities_as_null(value: Any) -> Any:
+    """A copy of `value` with every non-finite float as None, as orjson and `JSON.stringify` write
+    them (the standard library would write `Infinity`, which is not JSON)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _infinities_as_null(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_infinities_as_null(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
+from . import host_data
 from .registry import REGISTRY, MethodSpec, wire_models
 
 Exchange = tuple[str, Any]  # (label: "Request", "Response", "Notification"..., the JSON message)
@@ -92,7 +93,7 @@ def schemas() -> str:
     models = wire_models()
     inputs = [(m, "validation" if _is_params(m) else "serialization") for m in models]
     _, top = models_json_schema(inputs, ref_template="#/$defs/{model}", schema_generator=_Schema)  # type: ignore[arg-type]
-    defs: dict[str, Any] = top.get("$defs", {})
+    defs: dict[str, Any] = {**top.get("$defs", {}), **host_data.definitions()}
     order = [m.__name__ for m in models if m.__name__ in defs]
     order += sorted(name for name in defs if name not in order)
     out: list[str] = []

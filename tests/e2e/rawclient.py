@@ -154,9 +154,15 @@ class RawClient:
                 self._pending[message["id"]] = message
                 if message["id"] is None:
                     self.null_id_errors.append(message["error"])
+            elif "id" in message and "method" in message:
+                self.on_request(message)
             else:
                 self.notifications.append(message)
         return self._pending.pop(msg_id)
+
+    def on_request(self, message: dict[str, Any]) -> None:
+        """A request from the sidecar (work-done progress): kept with the notifications, unanswered."""
+        self.notifications.append(message)
 
     def call(self, method: str, params: Any = MISSING, timeout: float = 10.0) -> dict[str, Any]:
         return self.response(self.request(method, params), timeout)

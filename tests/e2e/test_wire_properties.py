@@ -21,6 +21,9 @@ shorter or longer than their length, raw JSON, garbage). It asserts:
   documented error shape;
 - stdout carries frames only, valid UTF-8 JSON (`RawClient.violations`);
 - a rejected request leaves `session/get` unchanged;
+- a declared host field of the wrong type (core/data_model.py: a text that is a number, a tool
+  state that is a string, a timestamp beyond the double range...) is refused with -32602 naming
+  exactly its path, in `session/open` and `session/sync` alike;
 - accepted host strings come back through `request/build` as the same UTF-16 code units (numbers
   as protocol.md says they are read), and the boundary of a rebuild lists every task summary.
 
@@ -42,13 +45,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from mimo_sidecar.core import data_model as dm
 from mimo_sidecar.core.jstext import is_blank
 from mimo_sidecar.rpc import errors
 from mimo_sidecar.wire.registry import REGISTRY
 from tests.json_paths import positions, replaced
 from tests.unit.builders import write_checkpoint
 
-from .jshost import JsHostClient, in_units, js_json, js_text, json_values, nasty_values, strings_of, units
+from .jshost import JsHostClient, Raw, in_units, js_json, js_text, json_values, nasty_values, strings_of, units
 from .rawclient import MISSING
 
 pytestmark = pytest.mark.e2e
@@ -220,8 +224,10 @@ def _part(sid: str, mid: str, n: int, body: dict[str, Any]) -> dict[str, Any]:
     return {"id": f"prt_{mid}_{n}", "sessionID": sid, "messageID": mid, **body}
 
 
+# Keys the sidecar reads (core/data_model.py): the extra keys of a host are any others.
 _KNOWN_KEYS = frozenset(
-    {"id", "sessionID", "messageID", "role", "time", "type", "text", "agent", "agentID", "finish"}
+    {"sessionID", "summary", *dm.MESSAGE_INFO.kind.common.fields, *dm.PART.kind.common.fields}
+    | set(dm.PART_VARIANTS["text"].kind.fields)
 )
 host_extras = st.dictionaries(
     js_text(min_size=1, max_size=6).filter(lambda k: k not in _KNOWN_KEYS), json_values, max_size=2
@@ -388,6 +394,7 @@ class Attack:
     notification: bool = False
     raw: bytes | None = None  # bytes written as they are, where a frame should be
     refused: bool = False  # whether `raw` must be answered with an id-null error
+    refused_at: str | None = None  # a wrongly typed host field: -32602 naming exactly this path
 
 
 @st.composite
@@ -424,9 +431,76 @@ def malformed_frames(draw: st.DrawFn) -> tuple[bytes, bool]:
     ), False
 
 
+# Declared fields of the generated messages (core/data_model.py), by message: the user's, then the
+# assistant's with its text part and its tool call.
+DECLARED = {
+    0: [
+        ("info", "role"),
+        ("info", "time", "created"),
+        ("info", "agent"),
+        ("parts", 0, "type"),
+        ("parts", 0, "text"),
+    ],
+    1: [
+        ("info", "finish"),
+        ("info", "time", "created"),
+        ("parts", 0, "text"),
+        ("parts", 1, "callID"),
+        ("parts", 1, "tool"),
+        ("parts", 1, "state"),
+        ("parts", 1, "state", "status"),
+        ("parts", 1, "state", "input"),
+        ("parts", 1, "state", "output"),
+    ],
+}
+DECLARED_TASK = [("status",), ("summary",), ("created_at",), ("id",)]
+
+
+def wrongly_typed(value: Any) -> st.SearchStrategy[Any]:
+    """Values of another JSON type than `value`; a number beyond the double range for a number."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return st.sampled_from([Raw("1e400"), Raw("-1e400"), str(value), True])
+    if isinstance(value, str):
+        return st.sampled_from([5, 1.5, True, [value], {"text": value}])
+    return st.sampled_from([[value], "x", 0, False])
+
+
+@st.composite
+def typed_attacks(draw: st.DrawFn, host: HostData, fresh_sid: str) -> Attack:
+    """A wrongly typed declared field in the history of a `session/open`, a `session/sync` or the
+    tasks: refused at its path, and the session unchanged."""
+    msg_id = draw(st.integers(10**9, 2**53))
+    if host.tasks and draw(st.booleans()):
+        where = draw(st.sampled_from(DECLARED_TASK))
+        tasks = copy.deepcopy(host.tasks)
+        value = draw(wrongly_typed(tasks[0][where[0]]))
+        params = {"sessionId": host.sid, "tasks": replaced(tasks, (0, *where), value)}
+        return Attack("session/sync", params, msg_id, refused_at=".".join(map(str, ("tasks", 0, *where))))
+    index = draw(st.sampled_from([0, 1]))
+    where = draw(st.sampled_from(DECLARED[index]))
+    message = copy.deepcopy(host.messages[index])
+    holder: Any = message
+    for key in where:
+        holder = holder[key]
+    bad = replaced(message, where, draw(wrongly_typed(holder)))
+    if draw(st.booleans()):
+        messages = copy.deepcopy(host.messages[:2])
+        messages[index] = bad
+        params = {"sessionId": fresh_sid, "messages": messages}
+        return Attack(
+            "session/open", params, msg_id, refused_at=".".join(map(str, ("messages", index, *where)))
+        )
+    params = {"sessionId": host.sid, "upsertMessages": [bad]}
+    return Attack(
+        "session/sync", params, msg_id, refused_at=".".join(map(str, ("upsertMessages", 0, *where)))
+    )
+
+
 @st.composite
 def attacks(draw: st.DrawFn, wire: Wire, host: HostData, fresh_sid: str) -> Attack:
-    kind = draw(st.sampled_from(["method"] * 6 + ["unknown", "notification", "config", "frame"]))
+    kind = draw(
+        st.sampled_from(["method"] * 6 + ["unknown", "notification", "config", "frame", "typed", "typed"])
+    )
     msg_id = draw(st.integers(10**9, 2**53) | js_text(min_size=1, max_size=6).map(lambda s: "id:" + s))
     if kind == "unknown":
         name = draw(
@@ -439,6 +513,8 @@ def attacks(draw: st.DrawFn, wire: Wire, host: HostData, fresh_sid: str) -> Atta
     if kind == "notification":
         name = draw(st.sampled_from(NOTIFICATIONS) | js_text(min_size=1, max_size=12))
         return Attack(name, draw(nasty_values), None, notification=True)
+    if kind == "typed":
+        return draw(typed_attacks(host, fresh_sid))
     if kind == "config":  # unknown keys come back in warnings and window/logMessage
         section = draw(st.sampled_from([None, "checkpoint", "memory", "compaction"]))
         keys = draw(st.dictionaries(js_text(min_size=1, max_size=8), json_values, min_size=1, max_size=3))
@@ -505,6 +581,9 @@ def send_attack(wire: Wire, host: HostData, attack: Attack) -> None:
     if attack.method not in REGISTRY:  # -32600 when the params are too deep to read at all
         assert err is not None and err["code"] in (errors.METHOD_NOT_FOUND.code, errors.INVALID_REQUEST.code)
         assert err["message"].startswith(f"{attack.method}: "), err
+    if attack.refused_at is not None:
+        assert err is not None and err["code"] == errors.INVALID_PARAMS.code, (attack, reply)
+        assert [e["field"] for e in err["data"]["errors"]] == [attack.refused_at], err
     if err is not None:
         assert get(wire, host.sid) == before, f"{attack.method} was refused but changed the session"
     if attack.method == "sidecar/configure" and err is None:
