@@ -52,7 +52,17 @@ from mimo_sidecar.wire.registry import REGISTRY
 from tests.json_paths import positions, replaced
 from tests.unit.builders import write_checkpoint
 
-from .jshost import JsHostClient, Raw, in_units, js_json, js_text, json_values, nasty_values, strings_of, units
+from .jshost import (
+    JsHostClient,
+    Raw,
+    in_units,
+    js_json,
+    js_text,
+    json_values,
+    nasty_values,
+    strings_of,
+    units,
+)
 from .rawclient import MISSING
 
 pytestmark = pytest.mark.e2e
