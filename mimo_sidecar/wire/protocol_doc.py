@@ -4,14 +4,21 @@ from the examples recorded by a real run of the sidecar (`rpc.doc_examples`, whi
 protocol.md is hand-written prose with generated blocks between marker comments:
 
     <!-- BEGIN GENERATED: method-index -->      the method table
-    <!-- BEGIN GENERATED: schemas -->           the JSON Schema of every wire model
+    <!-- BEGIN GENERATED: schemas -->           the list of wire models, each linking its schema file
     <!-- BEGIN GENERATED: example <method> -->  the recorded messages of one method
     <!-- BEGIN GENERATED: error examples -->    recorded error answers
     ...
     <!-- END GENERATED -->
 
-`make docs` (`python -m mimo_sidecar.rpc.doc_examples`) records the examples and rewrites the blocks
-in place, leaving the prose alone; `--check` only reports stale, missing or unknown blocks.
+The JSON Schema of every wire model is a file of its own, `schemas/<Model>.json` (a `$ref` names
+the sibling file: `"$ref": "TokenUsage.json"`), and `schemas/methods.json` lists every method with
+its models: what the TypeScript types (`clients/typescript/`) are generated from. An example shows a
+large value once: where it comes again in the same message, a note names the first place
+(`"(the same as result.sections)"`).
+
+`make docs` (`python -m mimo_sidecar.rpc.doc_examples`) records the examples, rewrites the blocks
+in place, leaving the prose alone, and writes the schema files; `--check` only reports stale,
+missing or unknown blocks and files.
 """
 
 from __future__ import annotations
@@ -30,7 +37,14 @@ from .registry import REGISTRY, MethodSpec, wire_models
 Exchange = tuple[str, Any]  # (label: "Request", "Response", "Notification"..., the JSON message)
 Examples = Mapping[str, Sequence[Exchange]]  # block name ("example <method>") -> its messages
 
-DEFAULT_PATH = Path(__file__).resolve().parents[2] / "protocol.md"
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_PATH = ROOT / "protocol.md"
+SCHEMA_DIR = ROOT / "schemas"
+METHODS_FILE = "methods.json"
+SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+# A value repeated in one example is shown once when its JSON is at least this long: the writer's
+# instructions (in `messages` and in `instructions`), the section list (`sections`, `report.sections`).
+REPEAT_SHOWN_ONCE = 200
 
 BLOCK = re.compile(
     r"(?P<begin><!-- BEGIN GENERATED: (?P<name>[^>]*?) -->\n)(?P<body>.*?)(?P<end><!-- END GENERATED -->)",
@@ -54,8 +68,13 @@ def _dump(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
+def schema_link(name: str) -> str:
+    """protocol.md's link to a model's schema file."""
+    return f"[{name}]({SCHEMA_DIR.name}/{name}.json)"
+
+
 def _model_link(model: type[BaseModel] | None) -> str:
-    return f"[{model.__name__}](#{anchor(model.__name__)})" if model is not None else "—"
+    return schema_link(model.__name__) if model is not None else "—"
 
 
 def method_index() -> str:
@@ -84,21 +103,111 @@ def method_index() -> str:
 def example(exchanges: Sequence[Exchange]) -> str:
     out: list[str] = []
     for label, message in exchanges:
-        out += [f"{label}:", "", "```json", _dump(message), "```", ""]
+        out += [f"{label}:", "", "```json", _dump(shown_once(message)), "```", ""]
     return "\n".join(out)
 
 
-def schemas() -> str:
+def shown_once(message: Any) -> Any:
+    """`message` with every large value that comes again replaced by a note naming where it was
+    first (document order): a reader sees each value once."""
+    first: dict[str, str] = {}
+
+    def visit(value: Any, path: str) -> Any:
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False)
+        if len(text) >= REPEAT_SHOWN_ONCE:
+            if text in first:
+                return f"(the same as {first[text]})"
+            first[text] = path
+        if isinstance(value, dict):
+            return {k: visit(v, f"{path}.{k}" if path else k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [visit(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return value
+
+    return visit(message, "")
+
+
+def schema_definitions() -> dict[str, Any]:
+    """Every wire model's JSON Schema by name: the registry's models first, in registry order, then
+    the models they refer to, by name."""
     models = wire_models()
     inputs = [(m, "validation" if _is_params(m) else "serialization") for m in models]
-    _, top = models_json_schema(inputs, ref_template="#/$defs/{model}", schema_generator=_Schema)  # type: ignore[arg-type]
+    _, top = models_json_schema(inputs, ref_template="{model}.json", schema_generator=_Schema)  # type: ignore[arg-type]
     defs: dict[str, Any] = top.get("$defs", {})
     order = [m.__name__ for m in models if m.__name__ in defs]
     order += sorted(name for name in defs if name not in order)
-    out: list[str] = []
-    for name in order:
-        out += [f"#### {name}", "", "```json", _dump(defs[name]), "```", ""]
-    return "\n".join(out)
+    return {name: defs[name] for name in order}
+
+
+def methods_listing() -> list[dict[str, Any]]:
+    """The registry as data, for generators in other languages (`schemas/methods.json`)."""
+    return [
+        {
+            "method": s.name,
+            "kind": s.kind,
+            "direction": "client-to-sidecar" if s.direction == "client → sidecar" else "sidecar-to-client",
+            "params": s.params.__name__ if s.params is not None else None,
+            "result": s.result.__name__ if s.result is not None else None,
+            "summary": s.summary,
+        }
+        for s in REGISTRY.values()
+    ]
+
+
+def schema_files() -> dict[str, str]:
+    """What `schemas/` holds: file name -> text."""
+    files = {
+        f"{name}.json": _dump({"$schema": SCHEMA_DIALECT, **schema}) + "\n"
+        for name, schema in schema_definitions().items()
+    }
+    files[METHODS_FILE] = _dump(methods_listing()) + "\n"
+    return files
+
+
+def check_schema_files(directory: Path = SCHEMA_DIR) -> list[str]:
+    """Problems that make `directory` differ from the models (empty when up to date)."""
+    expected = schema_files()
+    present = {p.name for p in directory.glob("*.json")} if directory.is_dir() else set()
+    problems = [f"schemas/{n}: missing" for n in sorted(set(expected) - present)]
+    problems += [f"schemas/{n}: no such model" for n in sorted(present - set(expected))]
+    problems += [
+        f"schemas/{n}: stale"
+        for n in sorted(present & set(expected))
+        if (directory / n).read_text(encoding="utf-8") != expected[n]
+    ]
+    return problems
+
+
+def write_schema_files(directory: Path = SCHEMA_DIR) -> list[str]:
+    """Write `schemas/` as the models say (removing files of models that are gone); what changed."""
+    expected = schema_files()
+    directory.mkdir(parents=True, exist_ok=True)
+    changed: list[str] = []
+    for stale in directory.glob("*.json"):
+        if stale.name not in expected:
+            stale.unlink()
+            changed.append(stale.name)
+    for name, text in expected.items():
+        path = directory / name
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            changed.append(name)
+    return changed
+
+
+def schemas() -> str:
+    """The generated list of wire models in protocol.md: each links its schema file."""
+    defs = schema_definitions()
+    registry = {m.__name__ for m in wire_models()}
+    lines = ["| Model | Kind | Description |", "| --- | --- | --- |"]
+    for name, schema in defs.items():
+        kind = (
+            "params" if any(s.params is not None and s.params.__name__ == name for s in REGISTRY.values())
+            else "result" if name in registry else "nested"
+        )
+        description = " ".join(str(schema.get("description", "")).split()).replace("|", "\\|")
+        lines.append(f"| {schema_link(name)} | {kind} | {description} |")
+    return "\n".join(lines)
 
 
 def _is_params(model: type[BaseModel]) -> bool:
