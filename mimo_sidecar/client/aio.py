@@ -284,7 +284,9 @@ class AsyncSidecar:
     def _cancel(self, msg_id: int) -> None:
         """`$/cancelRequest` for a request nobody waits for any more (written without waiting)."""
         if self._closed is None and not self._stdin.is_closing():
-            self._stdin.write(frame(dumps({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}})))
+            self._stdin.write(
+                frame(dumps({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": msg_id}}))
+            )
 
     async def _notify(self, method: str, params: Any = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}

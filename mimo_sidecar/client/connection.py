@@ -32,7 +32,16 @@ from ..transport.framing import FrameReader, frame
 from ..transport.jsonrpc_codec import dumps, loads
 from .errors import METHOD_NOT_FOUND, RpcError, RpcTimeout, SidecarClosed, error_of
 
-__all__ = ["Answer", "Prepared", "RequestFuture", "Response", "RpcError", "RpcTimeout", "SidecarClient", "SidecarClosed"]
+__all__ = [
+    "Answer",
+    "Prepared",
+    "RequestFuture",
+    "Response",
+    "RpcError",
+    "RpcTimeout",
+    "SidecarClient",
+    "SidecarClosed",
+]
 
 Notification = Callable[[str, Any], None]
 # A request from the sidecar (`window/workDoneProgress/create`): its result, or None to decline it.

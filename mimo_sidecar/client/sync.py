@@ -212,7 +212,9 @@ class Sidecar:
     def _send(self, method: str, params: Any, timeout: float | None) -> Any:
         prepared = self.connection.prepare(method, params)
         try:
-            return self.connection.send(prepared, timeout if timeout is not None else self.timeouts.of(method)).result
+            return self.connection.send(
+                prepared, timeout if timeout is not None else self.timeouts.of(method)
+            ).result
         except RpcTimeout:
             self.connection.notify("$/cancelRequest", {"id": prepared.id})
             raise

@@ -2,9 +2,9 @@
 
 Runs the example exactly as an extension author would (`node client.mjs <memoryRoot>`, with
 `MIMO_SIDECAR_PYTHON` pointing at this interpreter) and asserts the facts it reports on its last
-stdout line, `RESULT {json}`. Skipped when Node/npm are missing, or when its dependencies
-(the typed client of clients/typescript; `ai` and `zod` for the AI SDK's own ModelMessage schema) are not installed and the
-npm registry cannot be reached.
+stdout line, `RESULT {json}`. Skipped when Node/npm are missing, or when its dependencies (the
+typed client of clients/typescript; `ai` and `zod` for the AI SDK's own ModelMessage schema) are
+not installed and the npm registry cannot be reached.
 """
 
 from __future__ import annotations
@@ -70,9 +70,8 @@ def _ensure_node_modules() -> None:
     package), then the example, which links it."""
     if not (TYPED_CLIENT / "dist" / "src" / "index.js").exists():
         _npm_ci(TYPED_CLIENT)
-    if not all(
-        (EXAMPLE / "node_modules" / dep / "package.json").exists() for dep in ("mimo-sidecar-client", "ai", "zod")
-    ):
+    deps = ("mimo-sidecar-client", "ai", "zod")
+    if not all((EXAMPLE / "node_modules" / dep / "package.json").exists() for dep in deps):
         _npm_ci(EXAMPLE)
 
 

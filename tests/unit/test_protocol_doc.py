@@ -142,6 +142,17 @@ def test_protocol_md_stays_short(text: str) -> None:
     assert len(text.splitlines()) < 3000
 
 
+def _repeated(value: Any, seen: set[str]) -> str | None:
+    """A large value of `value` that `seen` (or `value` itself) already holds, else None."""
+    dumped = json.dumps(value, sort_keys=True)
+    if len(dumped) >= protocol_doc.REPEAT_SHOWN_ONCE:
+        if dumped in seen:
+            return dumped
+        seen.add(dumped)
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return next((r for child in children if (r := _repeated(child, seen)) is not None), None)
+
+
 def test_no_example_shows_a_value_twice(text: str) -> None:
     """A large value (the writer's instructions, the section list) is printed once per example."""
     for block in re.findall(r"```json\n(.*?)\n```", text, flags=re.S):
@@ -149,17 +160,8 @@ def test_no_example_shows_a_value_twice(text: str) -> None:
             message = json.loads(block)
         except json.JSONDecodeError:
             continue  # a fragment of several JSON lines (the Formats examples)
-        seen: set[str] = set()
-
-        def visit(value: Any) -> None:
-            dumped = json.dumps(value, sort_keys=True)
-            if len(dumped) >= protocol_doc.REPEAT_SHOWN_ONCE:
-                assert dumped not in seen, f"shown twice in one example: {dumped[:120]}…"
-                seen.add(dumped)
-            for child in value.values() if isinstance(value, dict) else value if isinstance(value, list) else []:
-                visit(child)
-
-        visit(message)
+        repeated = _repeated(message, set())
+        assert repeated is None, f"shown twice in one example: {repeated[:120]}…"
 
 
 def test_shown_once_names_the_first_place() -> None:

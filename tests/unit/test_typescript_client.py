@@ -49,4 +49,6 @@ def test_every_client_method_is_a_method_of_the_typescript_client() -> None:
     for spec in client_methods():
         words = python_name(spec.name).split("_")
         name = words[0] + "".join(w.capitalize() for w in words[1:])
-        assert f"  {name}(" in source or f"  async {name}(" in source, f"{spec.name}: no {name}() in client.ts"
+        assert f"  {name}(" in source or f"  async {name}(" in source, (
+            f"{spec.name}: no {name}() in client.ts"
+        )
