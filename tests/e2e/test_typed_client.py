@@ -75,6 +75,7 @@ def test_sync_client_runs_the_writer_kit_cycle(tmp_path: Path) -> None:
         assert committed.created is False and committed.watermark == prepared.watermark
         insert.join(30)
         inserted = answer[0]
+        assert inserted.outcome == "rebuilt", (inserted.wait, statuses)
         assert (
             inserted.outcome == "rebuilt" and inserted.wait is not None and inserted.wait.result == "success"
         )
