@@ -98,6 +98,13 @@ BOUNDARY_ID_REQUIRED = ErrorSpec(
     "rebuild/insert without boundaryMessageId for a session whose declared-ascending IDs the "
     "sidecar cannot mint (neither MiMo v2 nor legacy v1); nothing was changed.",
 )
+EMPTY_REQUEST = ErrorSpec(
+    1011,
+    "EmptyRequest",
+    "request/build whose request would hold no message at all (no provider accepts one): the view is "
+    "empty, or nothing in it can be sent in the format; the message says which. "
+    "data: {agentId, format, viewMessages, warnings}.",
+)
 
 ERRORS: tuple[ErrorSpec, ...] = (
     PARSE_ERROR,
@@ -117,6 +124,7 @@ ERRORS: tuple[ErrorSpec, ...] = (
     INVALID_CHECKPOINT,
     MEMORY_WRITE_FAILED,
     BOUNDARY_ID_REQUIRED,
+    EMPTY_REQUEST,
 )
 
 # Every domain error code and its wire error. Total: tests/unit/test_error_map.py fails when a code
@@ -132,6 +140,7 @@ DOMAIN_ERRORS: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.INVALID_CHECKPOINT: INVALID_CHECKPOINT,
     ErrorCode.MEMORY_WRITE_FAILED: MEMORY_WRITE_FAILED,
     ErrorCode.BOUNDARY_ID_REQUIRED: BOUNDARY_ID_REQUIRED,
+    ErrorCode.EMPTY_REQUEST: EMPTY_REQUEST,
 }
 
 INTERNAL_MESSAGE = "internal error in the sidecar (details are in its log)"
