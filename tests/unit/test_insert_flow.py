@@ -244,7 +244,9 @@ async def test_a_writer_settled_while_the_busy_status_goes_out_is_the_waits_answ
 ) -> None:
     log = StatusLog()
     box: list[SidecarService] = []
-    svc = SidecarService(memory_root=memory_root, status=lambda sid: SettlingStatus(log, sid, box), clock=lambda: T0)
+    svc = SidecarService(
+        memory_root=memory_root, status=lambda sid: SettlingStatus(log, sid, box), clock=lambda: T0
+    )
     box.append(svc)
     svc.open(OpenRequest(SID, messages=history(), watermark=None if cold else "m02"))
     svc.writer_started(SID, "m02")

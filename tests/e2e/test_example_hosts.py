@@ -1,0 +1,73 @@
+"""The example hosts (examples/hosts/), offline: each runs a long tool loop on its provider's
+official SDK against the local fake provider, crosses the trigger line, writes the checkpoint with
+the writer kit and rebuilds at least twice, and sends only requests the fake accepts (it answers
+400 to any request a provider rule forbids: `mimo_sidecar.rules.check`).
+
+The hosts' loops run here in process over one shared sidecar (one session each), so the four cost
+one sidecar start; CI also runs each host's script once, as a user would (`.ci/run`)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mimo_sidecar.client import Sidecar
+
+pytestmark = pytest.mark.e2e
+
+HOSTS = Path(__file__).resolve().parents[2] / "examples" / "hosts"
+STEPS = 24
+PROVIDERS = {
+    "anthropic": "AnthropicProvider",
+    "openai_responses": "ResponsesProvider",
+    "openai_chat": "ChatProvider",
+    "gemini": "GeminiProvider",
+}
+
+
+def host_module(name: str) -> Any:
+    if str(HOSTS) not in sys.path:
+        sys.path.insert(0, str(HOSTS))  # the hosts import their siblings, as when run as scripts
+    return importlib.import_module(name)
+
+
+@pytest.fixture(scope="module")
+def memory_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("hosts-memory")
+
+
+@pytest.fixture(scope="module")
+def sidecar(memory_root: Path) -> Iterator[Sidecar]:
+    with Sidecar.spawn(stderr=subprocess.DEVNULL) as client:
+        client.initialize(memory_root=str(memory_root))
+        yield client
+
+
+@pytest.mark.parametrize("host", sorted(PROVIDERS))
+def test_the_example_host_rebuilds_twice_with_every_request_accepted(
+    host: str, sidecar: Sidecar, memory_root: Path
+) -> None:
+    module = host_module(f"{host}_host")
+    loop = host_module("host_loop")
+    session_id = f"ses_{host}"
+    with host_module("fake_provider").FakeProvider(steps=STEPS) as fake:
+        report = loop.run_host(sidecar, getattr(module, PROVIDERS[host])(fake.url), fake, session_id, STEPS)
+    context = f"\n{json.dumps(report)}"
+    assert report["rejected"] == [], context
+    assert report["accepted"] == report["steps"] + report["writers"], context  # every turn, every writer
+    assert report["steps"] == STEPS + 1, context  # the whole loop ran, to the closing answer
+    assert report["rebuilds"] >= 2 and set(report["outcomes"]) == {"rebuilt"}, context
+    assert report["writers"] == report["rebuilds"], context  # each rebuild had its fresh checkpoint
+    # The usage is mapped right: the sidecar counted exactly what the provider was sent and answered
+    # (a host adding the cached tokens twice would cross the line at half the size).
+    assert report["counts"] == report["totals"][: len(report["counts"])], context
+    assert len([c for c in report["counts"] if c >= report["usable"]]) == report["rebuilds"], context
+    checkpoint = memory_root / "sessions" / session_id / "checkpoint.md"
+    assert "Topic: read the project's source files one by one" in checkpoint.read_text(encoding="utf-8")
