@@ -181,13 +181,13 @@ def _reply(
 ) -> Json:
     prompt = weight(body)
     cached = int(prompt * CACHED_SHARE)
+    write = prompt // 10  # tokens written to the cache this time
     output = _output_tokens(text)
     model = body.get("model", "fake-model")
     if api == "anthropic":
         content: list[Json] = [{"type": "text", "text": text or "Reading the next file."}]
         if call is not None:
             content.append({"type": "tool_use", "id": f"toolu_{call[0]}", "name": call[1], "input": call[2]})
-        write = prompt // 10  # Anthropic reports three disjoint parts of the prompt
         return {
             "id": f"msg_fake{prompt}",
             "type": "message",
@@ -197,7 +197,7 @@ def _reply(
             "stop_reason": "tool_use" if call else "end_turn",
             "stop_sequence": None,
             "usage": {
-                "input_tokens": prompt - cached - write,
+                "input_tokens": prompt - cached - write,  # three disjoint parts of the prompt
                 "cache_read_input_tokens": cached,
                 "cache_creation_input_tokens": write,
                 "output_tokens": output,
@@ -236,9 +236,9 @@ def _reply(
             "parallel_tool_calls": True,
             "tool_choice": "auto",
             "tools": body.get("tools", []),
-            "usage": {  # input_tokens counts the cached ones too
+            "usage": {  # input_tokens counts the cached and the written ones too
                 "input_tokens": prompt,
-                "input_tokens_details": {"cached_tokens": cached},
+                "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": write},
                 "output_tokens": output,
                 "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": prompt + output,
@@ -260,9 +260,9 @@ def _reply(
             "created": 1_760_000_000,
             "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}],
-            "usage": {  # prompt_tokens counts the cached ones too
+            "usage": {  # prompt_tokens counts the cached and the written ones too
                 "prompt_tokens": prompt,
-                "prompt_tokens_details": {"cached_tokens": cached},
+                "prompt_tokens_details": {"cached_tokens": cached, "cache_write_tokens": write},
                 "completion_tokens": output,
                 "completion_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": prompt + output,

@@ -9,7 +9,8 @@ forbids); drop `base_url` to use the real one.
 Storage: the assistant message's `content` is a `text` part and each of its `tool_calls` a
 `function` part `{id, function: {name, arguments}}`; each result is a `tool`-role message of its
 own, `info.tool_call_id` naming the call, its text a `text` part. Usage: `prompt_tokens` counts the
-cached tokens too, so input = prompt_tokens − cached_tokens and cache.read = cached_tokens.
+cached and cache-written tokens too, so input = prompt_tokens − cached_tokens − cache_write_tokens,
+cache.read = cached_tokens, cache.write = cache_write_tokens.
 """
 
 from __future__ import annotations
@@ -27,13 +28,14 @@ MODEL = "gpt-5.1"
 
 
 def usage_of(usage: Any) -> Json:
-    cached = usage.prompt_tokens_details.cached_tokens if usage.prompt_tokens_details else 0
+    prompt = usage.prompt_tokens_details
+    cached, written = (prompt.cached_tokens or 0, prompt.cache_write_tokens or 0) if prompt else (0, 0)
     details = usage.completion_tokens_details
     return {
-        "input": usage.prompt_tokens - (cached or 0),
+        "input": usage.prompt_tokens - cached - written,
         "output": usage.completion_tokens,
         "reasoning": (details.reasoning_tokens or 0) if details else 0,
-        "cache": {"read": cached or 0, "write": 0},
+        "cache": {"read": cached, "write": written},
     }
 
 

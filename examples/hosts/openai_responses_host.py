@@ -10,8 +10,8 @@ Storage: each output item is one part of the assistant message, except `message`
 text becomes `text` parts (no format sends a raw `message` item back: it would be `part-not-sent`,
 and a history of nothing else an empty request, error 1011); `function_call` and `reasoning` items
 are stored as they came. The results are `function_call_output` parts of a `tool`-role message.
-Usage: `input_tokens` counts the cached tokens too, so input = input_tokens − cached_tokens and
-cache.read = cached_tokens (the API reports no cache writes).
+Usage: `input_tokens` counts the cached and the cache-written tokens too, so input = input_tokens −
+cached_tokens − cache_write_tokens, cache.read = cached_tokens, cache.write = cache_write_tokens.
 """
 
 from __future__ import annotations
@@ -28,13 +28,14 @@ MODEL = "gpt-5.1"
 
 
 def usage_of(usage: Any) -> Json:
-    cached = usage.input_tokens_details.cached_tokens if usage.input_tokens_details else 0
+    details = usage.input_tokens_details
+    cached, written = (details.cached_tokens or 0, details.cache_write_tokens or 0) if details else (0, 0)
     reasoning = usage.output_tokens_details.reasoning_tokens if usage.output_tokens_details else 0
     return {
-        "input": usage.input_tokens - cached,
+        "input": usage.input_tokens - cached - written,
         "output": usage.output_tokens,
         "reasoning": reasoning,
-        "cache": {"read": cached, "write": 0},
+        "cache": {"read": cached, "write": written},
     }
 
 
