@@ -16,22 +16,36 @@ Use:
 
     @pytest.mark.parametrize("path", real_session_files())   # one case per main session file
     def test_y(path: Path) -> None: ...
+
+    result = imported(path)   # imported once per test run; each call gets its own copy of the params
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+
+from mimo_sidecar.importers import ImportReport, ImportResult, import_transcript
 
 ENV_VAR = "MIMO_REAL_SESSIONS"
 RELATIVE = Path("shared") / "real-sessions"
 FALLBACK = Path("/work/shared/real-sessions")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SUBAGENT_MARK = "__subagents__"
-FORMAT_OF_FOLDER = {"claude": "claude-code", "codex": "codex", "opencode": "opencode", "cline": "cline"}
+FORMAT_OF_FOLDER = {
+    "claude": "claude-code",
+    "codex": "codex",
+    "opencode": "opencode",
+    "cline": "cline",
+    "gemini": "gemini",
+    "aider": "aider",
+}
+SESSION_SUFFIXES = (".json", ".jsonl", ".md")
 
 
 def real_sessions_root() -> Path | None:
@@ -65,8 +79,8 @@ def main_session_files(root: Path) -> list[Path]:
     """Every session file of the folder, subagent files excluded (they belong to their session)."""
     files = []
     for folder in sorted(FORMAT_OF_FOLDER):
-        for path in sorted((root / folder).glob("*.json*")):
-            if SUBAGENT_MARK not in path.name:
+        for path in sorted((root / folder).iterdir()):
+            if path.suffix in SESSION_SUFFIXES and SUBAGENT_MARK not in path.name:
                 files.append(path)
     return files
 
@@ -92,3 +106,17 @@ def subagent_session_files() -> list[Any]:
 
 def expected_format(path: Path) -> str:
     return FORMAT_OF_FOLDER[path.parent.name]
+
+
+def imported(path: Path) -> ImportResult:
+    """`import_transcript(path)`, run once per test session: the params are a fresh copy on every
+    call (tests change them, and the core session keeps the dicts it is given); the report is shared
+    and must be read only."""
+    params, report = _import_once(path)
+    return ImportResult(orjson.loads(params), report)
+
+
+@functools.cache
+def _import_once(path: Path) -> tuple[bytes, ImportReport]:
+    result = import_transcript(path)
+    return orjson.dumps(result.params), result.report

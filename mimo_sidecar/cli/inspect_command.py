@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_source_arguments(
         parser,
         (*FORMATS, SESSION_OPEN),
-        "a Claude Code, Codex, OpenCode or Cline transcript, or a session/open params JSON file",
+        "a Claude Code, Codex, OpenCode, Cline, Gemini CLI or Aider transcript, or a session/open params "
+        "JSON file",
     )
     parser.add_argument(
         "--memory-root",

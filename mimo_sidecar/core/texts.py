@@ -543,3 +543,24 @@ def current_checkpoint_invalid_utf8(path: str) -> str:
 def config_warnings_message(warnings: list[str]) -> str:
     """The `window/logMessage` text: the warnings, each a `path: problem`, as protocol.md shows."""
     return "; ".join(warnings)
+
+
+# ------------------------------------------------------------------------------------------ importers
+# Texts an imported session carries where the source recorded nothing (docs/importers.md, "Aider"):
+# the model reads them, so each says what is missing and why, and nothing more.
+AIDER_CHAT_CLEARED = (
+    "The user cleared the chat with Aider's /clear: the conversation before this point was no longer "
+    "sent to the model, and no summary of it was kept."
+)
+
+
+def aider_command_output(lines_added: int | None, added: bool | None) -> str:
+    """The result of a command Aider ran: Aider prints a command's output to the terminal but never
+    writes it to its chat history, so only what happened to it is known (its line count when the
+    user added it to the chat)."""
+    missing = "[The output is not recorded: Aider does not write command output to its chat history."
+    if lines_added is not None:
+        return f"{missing} {lines_added} lines of it were added to the chat.]"
+    if added is False:
+        return f"{missing} The user did not add it to the chat.]"
+    return missing + "]"

@@ -7,7 +7,9 @@
 
 Formats (`FORMATS`): `claude-code` (session JSONL with its subagent files), `codex` (Codex CLI
 rollout JSONL), `opencode` (`opencode export` JSON, or the on-disk `storage/` layout), `cline`
-(`api_conversation_history.json`). `detect_format` picks one from the content when none is given.
+(`api_conversation_history.json`), `gemini` (Gemini CLI's saved chat, JSONL recording, `/chat save`
+checkpoint or headless stream-json), `aider` (`.aider.chat.history.md`). `detect_format` picks one
+from the content when none is given.
 
 Pure library: no pygls, no asyncio, no output of its own. Errors: `TranscriptError` only, naming
 the file and the line (or JSON path). Mapping rules per format: docs/importers.md.

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .aider import read_aider
 from .asks import newest_user_ask
 from .claude_code import read_claude_code
 from .cline import read_cline
@@ -13,11 +14,12 @@ from .codex import read_codex
 from .detect import detect_format
 from .errors import TranscriptError
 from .fields import Json
+from .gemini_cli import read_gemini
 from .opencode import read_opencode
 from .report import ImportReport
 from .session_builder import SessionDraft, build_session
 
-FORMATS = ("claude-code", "codex", "opencode", "cline")
+FORMATS = ("claude-code", "codex", "opencode", "cline", "gemini", "aider")
 EXCERPT_CHARS = 80
 
 
@@ -32,7 +34,8 @@ Reader = Callable[[Path, ImportReport, "ReadOptions"], SessionDraft]
 
 @dataclass(frozen=True)
 class ReadOptions:
-    session: str | None = None  # which session, when the source holds several (OpenCode storage)
+    session: str | None = None  # which session, when the source holds several (OpenCode storage,
+    # a stream-json file of several Gemini CLI runs, an Aider history)
     tolerate_bad_lines: bool = False
 
 
@@ -44,6 +47,10 @@ def _readers() -> dict[str, Reader]:
             p, r, session=o.session, tolerate_bad_files=o.tolerate_bad_lines
         ),
         "cline": lambda p, r, o: read_cline(p, r),
+        "gemini": lambda p, r, o: read_gemini(
+            p, r, session=o.session, tolerate_bad_lines=o.tolerate_bad_lines
+        ),
+        "aider": lambda p, r, o: read_aider(p, r, session=o.session),
     }
 
 
@@ -71,8 +78,25 @@ def import_transcript(
     report = ImportReport(format=chosen, source=str(source))
     draft = readers[chosen](source, report, ReadOptions(session, tolerate_bad_lines))
     params = build_session(draft, report, str(source))
+    if not params["messages"]:
+        raise _nothing_imported(source, chosen, report, forced=format is not None)
     ask = newest_user_ask(params)
     if ask is not None:
         report.newest_user_ask = ask[0]
         report.newest_user_ask_excerpt = " ".join(ask[1].split())[:EXCERPT_CHARS]
     return ImportResult(params, report)
+
+
+def _nothing_imported(source: Path, chosen: str, report: ImportReport, *, forced: bool) -> TranscriptError:
+    """A file that gave no message: a session of nothing, or (with `--format`) not that format."""
+    reasons = ", ".join(f"{reason} x{n}" for reason, n in report.not_imported.most_common(3))
+    detail = f"no {chosen} message in this file ({report.records_read} records read, none imported"
+    detail += f": {reasons})" if reasons else ")"
+    if forced:
+        try:
+            detected = detect_format(source)
+        except TranscriptError:
+            detected = None
+        if detected is not None and detected != chosen:
+            detail += f"; it reads as {detected}: drop --format or pass --format {detected}"
+    return TranscriptError(source, detail)

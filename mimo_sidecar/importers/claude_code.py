@@ -40,6 +40,7 @@ from .source import Record, jsonl_records, read_bytes
 FORMAT = "claude-code"
 SUBAGENT_SEPARATOR = "__subagents__"
 SYNTHETIC_MODEL = "<synthetic>"
+INHERITED_RECORD = "subagent's copy of a session record (its context, imported in the main slice)"
 
 
 def subagent_files(session_file: Path) -> list[Path]:
@@ -62,10 +63,12 @@ def read_claude_code(path: Path, report: ImportReport, *, tolerate_bad_lines: bo
         return session
     session = SessionDraft(session_id=_session_id(records, path), tool_name_map=dict(tool_names.CLAUDE_CODE))
     _FileReader(path, report, session, MAIN_AGENT, main_thread=True).read(records)
+    main_records = {draft.id for draft in session.slice(MAIN_AGENT)}
     for sub in subagent_files(path):
         sub_records = list(jsonl_records(sub, read_bytes(sub), report, tolerate_bad_lines=tolerate_bad_lines))
         agent = _agent_id(sub_records, sub)
-        _FileReader(sub, report, session, agent, main_thread=False).read(sub_records)
+        reader = _FileReader(sub, report, session, agent, main_thread=False, inherited=main_records)
+        reader.read(sub_records)
     return session
 
 
@@ -109,6 +112,9 @@ class _FileReader:
     session: SessionDraft
     agent: str
     main_thread: bool
+    # IDs of the main slice: a subagent file can copy the session's records (a side question starts
+    # from the whole conversation); those are the main slice's messages, imported there once.
+    inherited: set[str] = field(default_factory=set)
     queued: list[_Queued] = field(default_factory=list)
     steering: list[Draft] = field(default_factory=list)
     # Lines of the user entries that delivered a queued input (each delivers one).
@@ -131,7 +137,9 @@ class _FileReader:
         ]
         for rec in records:
             kind = as_str(rec.data.get("type")) or "(no type)"
-            if id(rec) in active:
+            if id(rec) in active and rec.data.get("uuid") in self.inherited:
+                self.report.skip(INHERITED_RECORD)
+            elif id(rec) in active:
                 if is_compact_boundary(rec.data):
                     self._boundary(rec)
                 else:

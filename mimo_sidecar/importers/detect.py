@@ -5,26 +5,37 @@ Rules, in order:
 1. A directory: OpenCode's storage layout (a `storage/` directory, or `session/` + `message/`
    subdirectories) -> `opencode`; a directory holding `api_conversation_history.json` -> `cline`.
 2. A file under `storage/session/` -> `opencode` (a session of the storage layout).
-3. A JSON document: an object with `info` and `messages` -> `opencode` (export); an array -> `cline`.
-   A document that does not parse is classified by its first bytes (`[` -> `cline`, `{"info"` ->
-   `opencode`) so that a truncated file gets the reader's precise error, not "unknown format".
-4. JSONL: the first 50 parseable records vote. Codex records are envelopes
+3. A JSON document: an object with `info` and `messages` -> `opencode` (export); a Gemini CLI chat
+   (`sessionId`, `projectHash`, `messages`) or checkpoint (`{history}`, or an array of `{role,
+   parts}`) -> `gemini`; an array of `{role, content}` messages -> `cline`. A document that does not
+   parse gets the parser's error naming its line, whatever it was meant to be (an array is taken
+   for Cline's, `{"info"` for OpenCode's, so that their readers name the place).
+4. Markdown with `# aider chat started at` lines -> `aider`.
+5. JSONL: the first 50 parseable records vote. Codex records are envelopes
    `{"type": "session_meta"|"response_item"|"event_msg"|"turn_context"|"compacted", "payload"}` (or the
    2025 bare era: `record_type` lines, metadata with `instructions`); Claude Code records have a
-   `type` such as `user`, `assistant`, `progress`, `summary` plus `uuid`/`sessionId`/`leafUuid`.
+   `type` such as `user`, `assistant`, `progress`, `summary` plus `uuid`/`sessionId`/`leafUuid`;
+   Gemini CLI records are its recording's (`$set`, `$rewindTo`, `{id, type, content}`) or its
+   stream-json events (`init`, `message`, `tool_use`, `tool_result`, `result`).
+
+A file that fits none gets one line saying what the file is and what each format would need
+(`unreadable`): `import` and `inspect` print the same line.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
-import orjson
-
+from .aider import looks_like_aider
 from .codex import ENVELOPES
 from .errors import TranscriptError
-from .fields import as_str
-from .source import peek_jsonl, read_bytes
+from .fields import as_dict, as_list, as_str
+from .gemini_cli import is_chat_document, is_checkpoint_document, is_recording_record
+from .gemini_stream import is_stream_event
+from .source import load_json, opens_a_document, peek_jsonl, read_bytes, whole_document
 
 CLAUDE_TYPES = frozenset(
     {
@@ -43,6 +54,20 @@ CLAUDE_TYPES = frozenset(
 CLAUDE_KEYS = ("uuid", "sessionId", "leafUuid", "messageId")
 CLINE_FILE = "api_conversation_history.json"
 _OPENCODE_EXPORT_START = re.compile(rb'\s*\{\s*"info"\s*:')
+SESSION_OPEN = "session/open params"
+# What each format is, for the answer to a file none of them reads.
+NEEDS = (
+    ("claude-code", "JSONL records with a type and a uuid or sessionId"),
+    ("codex", "JSONL records {type: session_meta|response_item|event_msg|..., payload}"),
+    ("opencode", "an export {info, messages} or a storage directory"),
+    ("cline", "a JSON array of {role, content} messages"),
+    (
+        "gemini",
+        "a chat {sessionId, projectHash, messages}, a checkpoint {history}, a recording or stream-json",
+    ),
+    ("aider", "Markdown with '# aider chat started at' lines"),
+    (SESSION_OPEN, "{sessionId, messages: [{info, parts}]}"),
+)
 
 
 def detect_format(path: Path) -> str:
@@ -51,18 +76,32 @@ def detect_format(path: Path) -> str:
     if _in_storage_sessions(path):
         return "opencode"
     data = read_bytes(path)
-    document = _whole_document(data)
-    if isinstance(document, list) or (document is None and data.lstrip().startswith(b"[")):
-        return "cline"
-    if isinstance(document, dict) and "info" in document and "messages" in document:
-        return "opencode"
-    if document is None and _OPENCODE_EXPORT_START.match(data):
-        return "opencode"
+    document = whole_document(data)
+    if document is not None:
+        return _detect_document(path, document)
+    if data.lstrip().startswith(b"[") or _OPENCODE_EXPORT_START.match(data):
+        return "cline" if data.lstrip().startswith(b"[") else "opencode"
+    if opens_a_document(data):
+        load_json(path, data)  # raises: a damaged JSON document, its line and column named
+    if looks_like_aider(data):
+        return "aider"
     return _detect_jsonl(path, data)
 
 
 def is_opencode_storage(path: Path) -> bool:
     return (path / "storage").is_dir() or ((path / "session").is_dir() and (path / "message").is_dir())
+
+
+def is_session_open_params(document: Any) -> bool:
+    """A `session/open` params object: `sessionId` and a `messages` list of objects with an `info`
+    object (what the params validation then checks in full)."""
+    found = as_dict(document)
+    if found is None or "info" in found or not isinstance(found.get("sessionId"), str):
+        return False
+    messages = as_list(found.get("messages"))
+    return messages is not None and all(
+        isinstance(m, dict) and isinstance(m.get("info"), dict) for m in messages
+    )
 
 
 def _detect_directory(path: Path) -> str:
@@ -80,30 +119,96 @@ def _in_storage_sessions(path: Path) -> bool:
     return len(parts) >= 4 and parts[-4] == "storage" and parts[-3] == "session" and path.suffix == ".json"
 
 
-def _whole_document(data: bytes) -> object:
-    if not data.lstrip().startswith((b"[", b"{")):
-        return None
-    try:
-        document: object = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    return document
+def _detect_document(path: Path, document: Any) -> str:
+    found = as_dict(document)
+    if found is not None and "info" in found and "messages" in found:
+        return "opencode"
+    if is_chat_document(document) or is_checkpoint_document(document):
+        return "gemini"
+    items = as_list(document)
+    if items is not None and (not items or _is_cline_message(items[0])):
+        return "cline"
+    if is_session_open_params(document):
+        raise TranscriptError(
+            path, "holds session/open params already: open them as they are (inspect reads them too)"
+        )
+    raise unreadable(path, _describe_document(document))
+
+
+def _is_cline_message(item: Any) -> bool:
+    found = as_dict(item)
+    return found is not None and found.get("role") in ("user", "assistant") and "content" in found
 
 
 def _detect_jsonl(path: Path, data: bytes) -> str:
-    codex = claude = 0
-    for record in peek_jsonl(data):
+    votes: Counter[str] = Counter()
+    records = peek_jsonl(data)
+    for record in records:
         kind = as_str(record.get("type"))
         if (
             (kind in ENVELOPES and "payload" in record)
             or "record_type" in record
             or (kind is None and "instructions" in record and "id" in record)
         ):
-            codex += 1
+            votes["codex"] += 1
         elif kind in CLAUDE_TYPES and any(key in record for key in CLAUDE_KEYS):
-            claude += 1
-    if codex > claude:
-        return "codex"
-    if claude > codex:
-        return "claude-code"
-    raise TranscriptError(path, "cannot tell the transcript format from the content; pass --format")
+            votes["claude-code"] += 1
+        elif is_recording_record(record) or is_stream_event(record):
+            votes["gemini"] += 1
+    if votes:
+        ranked = votes.most_common(2)
+        if len(ranked) == 1 or ranked[0][1] > ranked[1][1]:
+            return ranked[0][0]
+        raise TranscriptError(
+            path, f"records of {ranked[0][0]} and {ranked[1][0]} in equal numbers: pass --format to pick one"
+        )
+    raise unreadable(path, _describe_records(records) if records else _describe_text(data))
+
+
+def unreadable(path: Path, what: str) -> TranscriptError:
+    """The one-line answer for a file no format reads: what it is, what each format needs."""
+    tried = "; ".join(f"{name}: {needs}" for name, needs in NEEDS)
+    return TranscriptError(
+        path, f"no importer reads this file: it is {what} (tried {tried}); pass --format to force one"
+    )
+
+
+def _keys(found: dict[str, Any]) -> str:
+    names = sorted(found)
+    return ", ".join(names[:6]) + (", ..." if len(names) > 6 else "") if names else "no keys"
+
+
+def _describe_document(document: Any) -> str:
+    if isinstance(document, dict):
+        return f"a JSON object with keys {_keys(document)}"
+    if isinstance(document, list):
+        first = document[0]
+        shown = (
+            f"objects with keys {_keys(first)}"
+            if isinstance(first, dict)
+            else f"{type(first).__name__} values"
+        )
+        return f"a JSON array of {shown}"
+    return "a single JSON value"  # pragma: no cover - whole_document only returns objects and arrays
+
+
+def _describe_records(records: list[dict[str, Any]]) -> str:
+    types = Counter(as_str(r.get("type")) for r in records if as_str(r.get("type")))
+    if not types:
+        return f"JSONL whose records have no type (keys {_keys(records[0])})"
+    shown = ", ".join(f"{name} x{n}" for name, n in types.most_common(4))
+    return f"JSONL whose records have the types {shown}"
+
+
+def _describe_text(data: bytes) -> str:
+    head = data[:4096]
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not a character cut at the end of the sample
+            return "binary data, not text"
+    if b"\x00" in head:
+        return "binary data, not text"
+    first = next((line for line in data.split(b"\n", 50)[:50] if line.strip()), b"")
+    shown = first.decode("utf-8", "replace").strip()
+    return f"text that is not JSON (first line: {shown[:60]!r})"

@@ -45,6 +45,14 @@ CODEX_MARKERS = (
     "Another language model started to solve this problem",
 )
 
+# Gemini CLI: the context it sets up, hooks' additions, and the compression summary.
+GEMINI_MARKERS = (
+    "<session_context>",
+    "<hook_context>",
+    "<state_snapshot>",
+    "This is the Gemini CLI. We are setting up the context for our chat.",
+)
+
 # Cline wraps everything the user typed in one of these tags; its own notices are bare text.
 CLINE_USER_TAGS = ("<task>", "<feedback>", "<user_message>", "<answer>")
 CLINE_MARKERS = (

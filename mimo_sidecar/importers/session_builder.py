@@ -50,6 +50,10 @@ RESPONSES_ITEM_TYPES = frozenset(
         "input_file",
     }
 )
+# Sources that record no time per message (Aider: one per session; a Gemini CLI checkpoint: none) give
+# each message its own, this far apart from the one before: the sidecar lists messages by time, and
+# a rebuild's boundary is stamped 1 ms after its watermark, so equal times would hide the tail.
+DERIVED_TIME_STEP_MS = 1000
 FINISH_TOOL_CALLS = "tool-calls"
 FINISH_STOP = "stop"
 
@@ -200,3 +204,13 @@ def _with_id(part: Json, draft: Draft, index: int, path: str) -> Json:
             path, f"content item {index}: id must be a non-empty string", line=draft.line, where=draft.where
         )
     return part
+
+
+def derive_times(drafts: list[Draft], start: int | None, report: ImportReport) -> None:
+    """`time.created` for a source without per-message times: `start` + `DERIVED_TIME_STEP_MS` per
+    message, in order (no `start`: nothing is set)."""
+    if start is None:
+        return
+    for index, draft in enumerate(drafts):
+        draft.created = start + index * DERIVED_TIME_STEP_MS
+    report.adjust("time derived from the source's one time (a second a message)", len(drafts))

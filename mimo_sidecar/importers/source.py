@@ -63,6 +63,23 @@ def load_json(path: Path, data: bytes) -> Any:
     raise TranscriptError(path, "not valid JSON")  # pragma: no cover - both parsers disagree
 
 
+def whole_document(data: bytes) -> Any:
+    """The file as one JSON document, or None when it is not one (JSONL, damaged JSON, text)."""
+    if not data.lstrip().startswith((b"[", b"{")):
+        return None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def opens_a_document(data: bytes) -> bool:
+    """Whether the bytes start like a multi-line JSON document (a lone `{` or any `[` first), not
+    like JSONL (a whole object on its first line)."""
+    head = data.lstrip()
+    return head.startswith(b"[") or head.split(b"\n", 1)[0].strip() == b"{"
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """One JSONL record and the 1-based line it came from."""

@@ -87,6 +87,25 @@ CLINE: dict[str, str] = {
     "attempt_completion": "question",  # its result is the user's feedback
 }
 
+# Gemini CLI (its built-in tools; `search_file_content` is `grep_search`'s former name).
+GEMINI_CLI: dict[str, str] = {
+    "read_file": "read",
+    "read_many_files": "read",
+    "run_shell_command": "bash",
+    "grep_search": "grep",
+    "search_file_content": "grep",
+    "glob": "glob",
+    "list_directory": "glob",  # a directory listing: paths, like glob's
+    "web_fetch": "webfetch",
+    "google_web_search": "websearch",
+    "replace": "edit",
+    "write_file": "write",
+    "write_todos": "todowrite",
+    "ask_user": "question",
+    "exit_plan_mode": "question",  # the user's verdict on the plan
+    "activate_skill": "skill",
+}
+
 
 def codex_map(calls: Iterable[tuple[str, object]]) -> dict[str, str]:
     """The map of one Codex rollout, from its calls `(name, arguments)`: `wait` is code mode's

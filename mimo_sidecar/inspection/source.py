@@ -1,11 +1,12 @@
 """What `inspect` reads: a transcript (through the importers) or a `session/open` params file.
 
 A `session/open` params file is a JSON object holding `sessionId` and a `messages` list of
-`{info, parts}`, as a host sends it (protocol.md, `session/open`). It may carry one extra key,
-`model`, with the model's limits in the shape of `rebuild/compute`'s `model`
-(`{contextWindow, inputLimit?, maxOutputTokens?, providerId?, modelId?}`): the bundled
-`examples/sample/session.json` is such a file. Everything else is handed to the importers, which
-detect the transcript format (or take the one given).
+`{info, parts}` (`importers.detect.is_session_open_params`: items with an `info` object), as a
+host sends it (protocol.md, `session/open`). It may carry one extra key, `model`, with the
+model's limits in the shape of `rebuild/compute`'s `model` (`{contextWindow, inputLimit?,
+maxOutputTokens?, providerId?, modelId?}`): the bundled `examples/sample/session.json` is such a
+file. Everything else is handed to the importers, which detect the transcript format (or take the
+one given).
 
 Errors are `TranscriptError`s, one line naming the file and the place, exactly as `import` reports
 them.
@@ -23,7 +24,8 @@ from pydantic import ValidationError
 from ..core.message import Json
 from ..core.words import MAIN_AGENT
 from ..importers import ImportReport, TranscriptError, import_transcript
-from ..importers.source import read_bytes
+from ..importers.detect import is_session_open_params
+from ..importers.source import read_bytes, whole_document
 from ..wire.rebuild import ModelLimits
 from ..wire.session import OpenParams
 
@@ -70,23 +72,11 @@ def read_source(
 
 
 def _looks_like_params(path: Path) -> bool:
-    """A JSON object with `sessionId` and `messages`, and not an OpenCode export (which has `info`)."""
+    """A JSON object with `sessionId` and a `messages` list of `{info, ...}` (the importers' own
+    test, so that a file neither reads gets the same answer from `inspect` as from `import`)."""
     if not path.is_file():
         return False
-    document = _whole_object(read_bytes(path))
-    return (
-        document is not None and "sessionId" in document and "messages" in document and "info" not in document
-    )
-
-
-def _whole_object(data: bytes) -> dict[str, Any] | None:
-    if not data.lstrip().startswith(b"{"):
-        return None
-    try:
-        document = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None  # JSONL, or broken JSON: the importers name the line
-    return document if isinstance(document, dict) else None
+    return is_session_open_params(whole_document(read_bytes(path)))
 
 
 def _read_params_file(path: Path) -> InspectSource:

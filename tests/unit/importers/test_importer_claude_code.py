@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from mimo_sidecar.importers import import_transcript, newest_user_ask
-from tests.real_sessions import SUBAGENT_MARK, subagent_session_files
+from mimo_sidecar.importers.claude_code import INHERITED_RECORD
+from tests.real_sessions import SUBAGENT_MARK, imported, subagent_session_files
 from tests.unit.importers.transcripts import (
     SIGNATURE,
     ClaudeLog,
@@ -324,20 +325,26 @@ def test_a_subagent_file_given_on_its_own_is_a_session_of_its_own(tmp_path: Path
 @pytest.mark.parametrize("path", subagent_session_files())
 def test_a_real_subagent_file_on_its_own_is_its_slice_of_the_session(path: Path) -> None:
     """The messages are those the session's import puts in the subagent's slice, as the main slice
-    (no `agentID`) of a session named after the file."""
+    (no `agentID`) of a session named after the file. A subagent that starts from a copy of the
+    conversation (a 2.1.97 side question) holds the copied records first: on its own they are its
+    history; in the session they are the main slice's messages, imported there once."""
     result = import_transcript(path)
     open_in_core(result.params)
     assert result.report.consistent, result.report.as_dict()
     session_file = path.with_name(path.name.split(SUBAGENT_MARK)[0] + ".jsonl")
-    whole = import_transcript(session_file).params
+    whole = imported(session_file).params
     agent = path.name.removesuffix(".jsonl").rsplit("agent-", 1)[-1]
     assert result.params["sessionId"] == f"{whole['sessionId']}{SUBAGENT_MARK}agent-{agent}"
-    own = result.params["messages"]
-    in_session = [m for m in whole["messages"] if m["info"].get("agentID") == agent]
-    assert own and [without_session_keys(m) for m in own] == [
-        without_session_keys(m) for m in in_session
-    ]
-    assert all("agentID" not in m["info"] for m in own)
+    own = [without_session_keys(m) for m in result.params["messages"]]
+    main = {m["info"]["id"]: m for m in whole["messages"] if "agentID" not in m["info"]}
+    copied = [m for m in own if m["info"]["id"] in main]
+    in_session = [without_session_keys(m) for m in whole["messages"] if m["info"].get("agentID") == agent]
+    assert own[: len(copied)] == copied  # the copy comes first, then the subagent's own records
+    assert own[len(copied) :] == in_session and in_session
+    assert [m["parts"] for m in copied] == [main[m["info"]["id"]]["parts"] for m in copied]
+    report = imported(session_file).report
+    assert report.not_imported.get(INHERITED_RECORD, 0) >= len(copied)
+    assert all("agentID" not in m["info"] for m in result.params["messages"])
     assert newest_user_ask(result.params) is not None
 
 

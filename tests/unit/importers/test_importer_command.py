@@ -68,5 +68,5 @@ def test_the_server_flags_still_work() -> None:
     assert (version.returncode, version.stdout) == (0, f"mimo-sidecar {__version__}\n")
     usage = sidecar("--help")
     assert usage.returncode == 0 and "mimo-sidecar import FILE" in usage.stdout
-    bad = sidecar("import", "--format", "gemini", "x")
+    bad = sidecar("import", "--format", "roo", "x")
     assert bad.returncode == 2 and "invalid choice" in bad.stderr

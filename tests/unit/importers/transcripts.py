@@ -355,3 +355,77 @@ def opencode_export(session_id: str = "ses_demo01") -> Json:
         ],
         "todos": [{"id": "1", "content": "Tidy", "status": "pending", "priority": "high"}],
     }
+
+
+# -- Gemini CLI -------------------------------------------------------------------------------------
+def gemini_call(
+    call_id: str | None, name: str, status: str = "success", output: Any = "ok", **args: Any
+) -> Json:
+    """A `ToolCallRecord` whose result is Gemini CLI's `[{functionResponse: {id, name, response}}]`."""
+    record: Json = {"name": name, "args": args, "status": status, "timestamp": iso(T0)}
+    if call_id is not None:
+        record["id"] = call_id
+    if output is not None:
+        key = "error" if status in ("error", "cancelled") else "output"
+        response = {"functionResponse": {"id": call_id, "name": name, "response": {key: output}}}
+        record["result"] = [response]
+    record.update({"displayName": name.title(), "description": "the tool's declared description"})
+    return record
+
+
+def gemini_user(mid: str, content: Any, at: int = 0) -> Json:
+    return {"id": mid, "timestamp": iso(T0 + at), "type": "user", "content": content}
+
+
+def gemini_reply(mid: str, content: Any = "", at: int = 0, **extra: Any) -> Json:
+    return {"id": mid, "timestamp": iso(T0 + at), "type": "gemini", "content": content, **extra}
+
+
+GEMINI_TOKENS = {"input": 1200, "output": 40, "cached": 1000, "thoughts": 15, "tool": 0, "total": 1255}
+
+
+def gemini_chat(messages: list[Json], session_id: str = "gem-1") -> Json:
+    return {
+        "sessionId": session_id,
+        "projectHash": "abc123",
+        "startTime": iso(T0),
+        "lastUpdated": iso(T0 + 60_000),
+        "messages": messages,
+    }
+
+
+def gemini_metadata(session_id: str = "gem-1") -> Json:
+    return {"sessionId": session_id, "projectHash": "abc123", "startTime": iso(T0), "lastUpdated": iso(T0)}
+
+
+def stream_event(kind: str, at: int = 0, **fields: Any) -> Json:
+    return {"type": kind, "timestamp": iso(T0 + at), **fields}
+
+
+# -- Aider ---------------------------------------------------------------------------------------
+class AiderHistory:
+    """`.aider.chat.history.md` as Aider appends to it (io.py's user_input, ai_output, tool_output)."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def start(self, when: str = "2026-05-02 13:55:39", model: str = "openai/gpt-4o") -> AiderHistory:
+        self.text += f"\n# aider chat started at {when}\n\n"
+        return self.tool("Aider v0.86.2", f"Model: {model} with diff edit format")
+
+    def user(self, text: str) -> AiderHistory:
+        lines = text.splitlines() or ["<blank>"]
+        self.text += "\n" + "  \n".join(f"#### {line}" for line in lines) + "  \n"
+        return self
+
+    def reply(self, text: str) -> AiderHistory:
+        self.text += "\n" + text.strip() + "\n\n"
+        return self
+
+    def tool(self, *lines: str) -> AiderHistory:
+        self.text += "".join(f"> {line}".rstrip() + "  \n" for line in lines)
+        return self
+
+    def write(self, path: Path) -> Path:
+        path.write_text(self.text, encoding="utf-8")
+        return path
