@@ -33,7 +33,7 @@ from ..wire import session as ss
 from ..wire.config import SidecarConfig
 from .errors import METHOD_NOT_FOUND, RpcTimeout, SidecarClosed, error_of
 from .notifications import PROGRESS_CREATE, Notifications
-from .sync import initialize_params
+from .sync import initialize_json
 from .timeouts import Timeouts
 from .wire_json import decoded, params_json
 
@@ -133,11 +133,7 @@ class AsyncSidecar:
         timeout: float | None = None,
     ) -> lc.InitializeResult:
         """`initialize`: with `params`, or built from `memory_root` and `config` (see the sync client)."""
-        if params is None:
-            if memory_root is None:
-                raise TypeError("initialize needs params or memory_root")
-            params = initialize_params(memory_root, config, progress=self.notifications.wants_progress)
-        sent = params_json(lc.InitializeParams, params, validate=self.validate_params)
+        sent = initialize_json(params, memory_root, config, self.notifications, self.validate_params)
         result = await self._call("initialize", sent, lc.InitializeResult, timeout)
         self.timeouts = self.timeouts.following(sent.get("initializationOptions", {}).get("config"))
         return result

@@ -48,6 +48,21 @@ def initialize_params(
     return {"processId": os.getpid(), "capabilities": capabilities, "initializationOptions": options}
 
 
+def initialize_json(
+    params: lc.InitializeParams | Params | None,
+    memory_root: str | None,
+    config: SidecarConfig | Mapping[str, Any] | None,
+    notifications: Notifications,
+    validate: bool,
+) -> Any:
+    """What `initialize` sends, in both flavours: `params`, or params built from `memory_root`."""
+    if params is None:
+        if memory_root is None:
+            raise TypeError("initialize needs params or memory_root")
+        params = initialize_params(memory_root, config, progress=notifications.wants_progress)
+    return params_json(lc.InitializeParams, params, validate=validate)
+
+
 class Sidecar:
     """A sidecar process and its typed methods."""
 
@@ -98,11 +113,7 @@ class Sidecar:
     ) -> lc.InitializeResult:
         """`initialize`: with `params`, or built from `memory_root` and `config` (the process ID is
         this one's; work-done progress is advertised when a `progress` callback is set)."""
-        if params is None:
-            if memory_root is None:
-                raise TypeError("initialize needs params or memory_root")
-            params = initialize_params(memory_root, config, progress=self.notifications.wants_progress)
-        sent = params_json(lc.InitializeParams, params, validate=self.validate_params)
+        sent = initialize_json(params, memory_root, config, self.notifications, self.validate_params)
         result = self._call("initialize", sent, lc.InitializeResult, timeout)
         self.timeouts = self.timeouts.following(sent.get("initializationOptions", {}).get("config"))
         return result
