@@ -15,7 +15,9 @@ message) and a memory root, then measures:
   output format, as a ratio of `ai-sdk`) and over the whole un-rebuilt view, and the process's
   peak RSS;
 - then, once, `request/build` in every format on the largest real session of shared/real-sessions
-  after a rebuild (`benchmarks/real_session.py`; skipped, with the reason printed, when absent).
+  after a rebuild (`benchmarks/real_session.py`; skipped, with the reason printed, when absent);
+- and, per real session, the request-size estimate against the provider's usage
+  (`benchmarks/estimate_accuracy.py`, the ratio `rebuild/compute` reports as `estimateAccuracy`).
 
 Round trips are timed from the first byte written to the parsed response (the client's own
 encoding is done beforehand). Methods the sidecar does not implement yet (-32601) are reported
@@ -378,6 +380,7 @@ def run_stdio_steps(
     step(res, "build_formats", lambda: build_formats(client, build, reps))
     marks["after_cycle"] = peak_rss_bytes(client.pid).get("VmHWM")
     step(res, "build_full_view", lambda: build_full_view(client, w, build, max(3, reps // 10)))
+    step(res, "get_during_open", lambda: get_during_open(client, w, max(3, reps // 10)))
 
 
 def open_session(client: SidecarClient, w: Workload, reps: int) -> Json:
@@ -389,6 +392,27 @@ def open_session(client: SidecarClient, w: Workload, reps: int) -> Json:
         _, ms, _ = rpc(client, "session/open", params_json=w.open_json)
         samples.append(ms)
     return throughput(summary(samples), len(w.open_json), w.n)
+
+
+def get_during_open(client: SidecarClient, w: Workload, reps: int) -> Json:
+    """Another session's `session/get`, sent right after the whole history's `session/open`: how
+    long it waits while the big frame is parsed (off the event loop, slice by slice), and whether
+    it is answered before the open."""
+    bystander = {"sessionId": "bystander"}
+    rpc(client, "session/open", bystander)
+    samples, first = [], 0
+    for _ in range(reps):
+        rpc(client, "session/close", {"sessionId": w.sid})
+        opened = client.send_async(client.prepare("session/open", params_json=w.open_json))
+        get = client.prepare("session/get", bystander)
+        with Timer() as t:
+            got = client.send(get, timeout=RPC_TIMEOUT_S)
+        samples.append(t.ms)
+        first += not opened.done()
+        opened.result(RPC_TIMEOUT_S)
+        del got
+    rpc(client, "session/close", bystander)
+    return summary(samples, answered_before_the_open=f"{first}/{reps}")
 
 
 def sync_bulk(client: SidecarClient, w: Workload, reopen: bool = True) -> Json:
@@ -548,6 +572,8 @@ def cell(entry: Any, kind: str) -> str:
     if kind == "ms":
         out = f"{ms(entry['median_ms'])} (p95 {ms(entry['p95_ms'])})"
         size = entry.get("response_bytes", 0)
+        if "answered_before_the_open" in entry:
+            out += f", answered first {entry['answered_before_the_open']}"
         return out + (f", {size / MB:.2f} MB out" if size > 10_000 else "")
     if kind == "fmt":
         return f"{ms(entry['median_ms'])} ({entry['ratio_to_ai_sdk']}x ai-sdk)"
@@ -593,6 +619,7 @@ ROWS = [
         for fmt in (*FORMATS, "anthropic+cache")
     ],
     ("stdio: request/build, whole session", ("stdio", "build_full_view"), "ms"),
+    ("stdio: another session/get during the open", ("stdio", "get_during_open"), "ms"),
     ("stdio: RSS after open", ("stdio", "rss", "after_open_bytes"), "mib"),
     ("stdio: peak RSS (host cycle)", ("stdio", "rss"), "rss"),
     ("stdio: peak RSS incl. whole-session build", ("stdio", "rss", "overall_peak_bytes"), "mib"),
@@ -650,6 +677,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--no-stdio", action="store_true", help="in-process figures only")
     ap.add_argument("--no-real", action="store_true", help="skip the largest real session's row")
+    ap.add_argument(
+        "--cycles",
+        type=int,
+        default=None,
+        help="open/insert/build/close cycles of the RSS row (default 10000, quick 2000; 0 skips it)",
+    )
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "latest.json"))
     ap.add_argument(
         "--sidecar", help="command that starts the sidecar (default: this Python -m mimo_sidecar)"
@@ -674,6 +707,17 @@ def main(argv: list[str] | None = None) -> int:
 
             log("[real] the largest real session…")
             results["real_session"] = real_session.measure(reps, tmp, SIDECAR_COMMAND)
+        if not args.no_real:
+            from benchmarks import estimate_accuracy
+
+            log("[real] the estimate against usage, per real session…")
+            results["estimate_accuracy"] = estimate_accuracy.measure()
+        cycles = args.cycles if args.cycles is not None else (2000 if args.quick else 10000)
+        if cycles and not args.no_stdio:
+            from benchmarks import session_cycles
+
+            log(f"[cycles] RSS over {cycles:,} session cycles…")
+            results["session_cycles"] = session_cycles.measure(cycles, tmp, SIDECAR_COMMAND)
     finally:
         logs = {p.name: p.read_text(errors="replace")[-4000:] for p in tmp.glob("sidecar-*.log")}
         shutil.rmtree(tmp, ignore_errors=True)
@@ -690,6 +734,14 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks import real_session
 
         sys.stdout.write("\n" + real_session.table(results["real_session"]) + "\n")
+    if "estimate_accuracy" in results:
+        from benchmarks import estimate_accuracy
+
+        sys.stdout.write("\n" + estimate_accuracy.table(results["estimate_accuracy"]) + "\n")
+    if "session_cycles" in results:
+        from benchmarks import session_cycles
+
+        sys.stdout.write("\n" + session_cycles.table(results["session_cycles"]) + "\n")
     sys.stdout.write(f"\nfigures: {out}\n")
     return 0
 

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 import pytest
 
-from mimo_sidecar.importers import ImportReport, ImportResult, import_transcript
+from mimo_sidecar.importers import ImportResult, import_transcript
 
 ENV_VAR = "MIMO_REAL_SESSIONS"
 RELATIVE = Path("shared") / "real-sessions"
@@ -39,6 +39,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SUBAGENT_MARK = "__subagents__"
 FORMAT_OF_FOLDER = {
     "claude": "claude-code",
+    "claude-json": "claude-code",  # Claude Code records saved as one JSON array (hook scripts)
     "codex": "codex",
     "opencode": "opencode",
     "cline": "cline",
@@ -108,15 +109,38 @@ def expected_format(path: Path) -> str:
     return FORMAT_OF_FOLDER[path.parent.name]
 
 
-def imported(path: Path) -> ImportResult:
-    """`import_transcript(path)`, run once per test session: the params are a fresh copy on every
-    call (tests change them, and the core session keeps the dicts it is given); the report is shared
-    and must be read only."""
-    params, report = _import_once(path)
-    return ImportResult(orjson.loads(params), report)
+def imported(path: Path, *, shared: bool = False) -> ImportResult:
+    """`import_transcript(path)`, run once per test session. The params are a fresh copy on every
+    call (tests change them, and the core session keeps the dicts it is given); `shared=True`
+    returns the one cached result, for callers that only read it. The report is always shared and
+    must be read only."""
+    result = _import_once(path)
+    return result if shared else ImportResult(orjson.loads(orjson.dumps(result.params)), result.report)
 
 
 @functools.cache
-def _import_once(path: Path) -> tuple[bytes, ImportReport]:
-    result = import_transcript(path)
-    return orjson.dumps(result.params), result.report
+def _import_once(path: Path) -> ImportResult:
+    return import_transcript(path)
+
+
+def claude_records(path: Path) -> list[dict[str, Any]]:
+    """The records of a Claude Code transcript as written: JSONL lines, or a JSON array's elements."""
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        records: list[dict[str, Any]] = orjson.loads(text)
+        return records
+    return [orjson.loads(line) for line in text.splitlines() if line.strip()]
+
+
+RESULT_PARTS = frozenset({"tool_result", "function_call_output", "custom_tool_call_output", "tool"})
+
+
+def results_stamped_after(params: dict[str, Any], message_id: str) -> bool:
+    """Whether a message stamped later than `message_id` holds a tool result: what a rebuild at that
+    watermark can clear (behavior.md#microcompaction-rule). A hook script's `chat.json` stamps
+    nearly every record with one millisecond, and has none."""
+    at = next(m["info"]["time"]["created"] for m in params["messages"] if m["info"]["id"] == message_id)
+    return any(
+        m["info"]["time"]["created"] > at and any(p["type"] in RESULT_PARTS for p in m["parts"])
+        for m in params["messages"]
+    )

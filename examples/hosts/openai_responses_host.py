@@ -8,7 +8,7 @@ forbids); drop `base_url` to use the real one.
 
 Storage: each output item is one part of the assistant message, except `message` items, whose
 text becomes `text` parts (no format sends a raw `message` item back: it would be `part-not-sent`,
-and a history of nothing else an empty request, error 1011); `function_call` and `reasoning` items
+and a history of nothing else an empty request, error 1012); `function_call` and `reasoning` items
 are stored as they came. The results are `function_call_output` parts of a `tool`-role message.
 Usage: `input_tokens` counts the cached and the cache-written tokens too, so input = input_tokens −
 cached_tokens − cache_write_tokens, cache.read = cached_tokens, cache.write = cache_write_tokens.

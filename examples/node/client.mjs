@@ -141,6 +141,24 @@ function buildSession() {
     });
 
   const csvSource = [
+    "import type { Row } from '../model';",
+    "",
+    "// Column order of the export; the reports page and the nightly job both read it.",
+    "export const HEADER = ['id', 'customer', 'total'];",
+    "",
+    "// RFC 4180 quoting: a field with a comma, a quote or a line break is quoted,",
+    "// and quotes inside it are doubled.",
+    "export function quote(field: string): string {",
+    "  if (!/[\",\\r\\n]/.test(field)) return field;",
+    "  return '\"' + field.replace(/\"/g, '\"\"') + '\"';",
+    "}",
+    "",
+    "// Totals are written with two decimals and a dot, whatever the user's locale.",
+    "export function formatTotal(total: number): string {",
+    "  return total.toFixed(2);",
+    "}",
+    "",
+    "// One CSV line per row, in the order the caller gives (the page sorts by customer).",
     "export function toCsv(rows: Row[]): string {",
     "  const out = [HEADER.join(',')];",
     "  for (const r of rows) {",
@@ -149,6 +167,22 @@ function buildSession() {
     "  }",
     "  return out.join('\\n');",
     "}",
+  ].join('\n');
+
+  // What vitest prints for csv.test.ts: one line per test, then the summary.
+  const csvTests = [
+    'writes the header first',
+    'writes one line per row, in the given order',
+    'quotes a customer name holding a comma',
+    'doubles the quotes inside a quoted field',
+    'writes totals with two decimals',
+    'writes an empty export as the header alone',
+  ];
+  const vitestReport = (tests, startedAt, ms) => [
+    ` ✓ csv.test.ts (${tests.length} tests) ${ms}ms`,
+    ...tests.map((t) => `   ✓ toCsv > ${t}`),
+    '', ' Test Files  1 passed (1)', `      Tests  ${tests.length} passed (${tests.length})`,
+    `   Start at  ${startedAt}`, `   Duration  ${ms + 560}ms`, '',
   ].join('\n');
 
   user(0, 'The CSV export on the reports page silently drops every row whose customer name has accents (e.g. "Zoë Müller"). Can you find out why and fix it?');
@@ -163,7 +197,7 @@ function buildSession() {
   assistant(10, 24, 'tool-calls', usage(2600, 210, 153000), (part, at) => [
     part({ type: 'text', text: 'Line 4 skips any name outside printable ASCII. Let me confirm with the existing tests first.' }),
     tool(part, at, 'bash', 2, { command: 'npm test -- csv', description: 'Run the CSV tests' },
-      '> reports@2.3.1 test\n> vitest run csv\n\n ✓ csv.test.ts (6 tests) 41ms\n\n Test Files  1 passed (1)\n      Tests  6 passed (6)\n',
+      '> reports@2.3.1 test\n> vitest run csv\n\n' + vitestReport(csvTests, '09:41:12', 41),
       'npm test -- csv', 12, 23),
   ]);
 
@@ -173,7 +207,8 @@ function buildSession() {
       { filePath: 'src/reports/export/csv.ts', oldString: "    if (!/^[\\x20-\\x7e]*$/.test(r.name)) continue; // FIXME: why?\n", newString: '' },
       'Edit applied successfully.', 'src/reports/export/csv.ts', 30, 31),
     tool(part, at, 'bash', 4, { command: 'npm test -- csv', description: 'Re-run the CSV tests' },
-      ' ✓ csv.test.ts (7 tests) 44ms\n\n Test Files  1 passed (1)\n      Tests  7 passed (7)\n', 'npm test -- csv', 32, 37),
+      vitestReport([...csvTests, 'keeps customer names with accents (Zoë Müller)'], '09:43:02', 44),
+      'npm test -- csv', 32, 37),
   ]);
 
   assistant(39, 44, 'stop', usage(3300, 120, 155800), (part) => [

@@ -52,6 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="rebuild from this stored watermark (a message ID) instead of the one a checkpoint "
         "writer starting now would cover",
     )
+    parser.add_argument(
+        "--sidecar-tools",
+        metavar="PREFIX",
+        nargs="?",
+        const="",
+        help="the model has the sidecar's model tools, names prefixed with PREFIX (none when left "
+        "out): the rebuilt text names them and the request after the rebuild carries them",
+    )
+    parser.add_argument(
+        "--tools", action="store_true", help="also call each model tool once against the rebuilt session"
+    )
     parser.add_argument("--json", action="store_true", help="print the data as one JSON object")
     parser.add_argument("--text", action="store_true", help="also show the whole rebuild text")
     parser.add_argument("--no-color", action="store_true", help="no colours (also: NO_COLOR=1)")
@@ -76,7 +87,12 @@ def main(argv: list[str]) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     source = read_source(args.file, args.format, session=args.session, tolerate_bad_lines=args.skip_bad_lines)
     inspection = inspect_source(
-        source, memory_root=args.memory_root, window=args.window, watermark=args.watermark
+        source,
+        memory_root=args.memory_root,
+        window=args.window,
+        watermark=args.watermark,
+        sidecar_tools=args.sidecar_tools,
+        sample_tools=args.tools,
     )
     if args.json:
         _print_json(inspection, include_text=args.text)

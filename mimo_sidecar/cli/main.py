@@ -1,4 +1,5 @@
-"""Command line: `mimo-sidecar [--stdio] [--clientProcessId PID] [--log-file PATH] [--log-level LEVEL]`.
+"""Command line: `mimo-sidecar [--stdio] [--clientProcessId PID] [--max-frame-bytes N] [--log-file PATH]
+[--log-level LEVEL]`.
 
 `mimo-sidecar import ...` and `mimo-sidecar inspect ...` are separate commands (import_command.py,
 inspect_command.py): they read a transcript and exit, without claiming stdio or starting the server.
@@ -18,6 +19,7 @@ import sys
 import threading
 
 from .. import __version__
+from ..transport.framing import DEFAULT_MAX_FRAME_BYTES
 from ..transport.jsondepth import MAX_NESTING
 from ..transport.stdio import claim_stdio
 from .logs import LEVELS, configure_logging
@@ -43,9 +45,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--clientProcessId",
         dest="client_process_id",
-        type=int,
+        type=process_id,
         metavar="PID",
         help="exit when this process is gone (also taken from initialize.processId)",
+    )
+    parser.add_argument(
+        "--max-frame-bytes",
+        dest="max_frame_bytes",
+        type=frame_size,
+        default=DEFAULT_MAX_FRAME_BYTES,
+        metavar="N",
+        help=f"refuse frames over N bytes, answered -32600 and skipped (default {DEFAULT_MAX_FRAME_BYTES})",
     )
     parser.add_argument("--log-file", metavar="PATH", help="append logs to this file instead of stderr")
     parser.add_argument(
@@ -57,6 +67,30 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"one of {', '.join(LEVELS)} (default INFO)",
     )
     return parser
+
+
+def process_id(text: str) -> int:
+    """A process id the platform can have (argparse turns the error into a usage line, exit 2)."""
+    from ..wire.lifecycle import PROCESS_ID_MAX  # here: pydantic is not loaded for --version
+
+    pid = _integer(text, "a process id (an integer)")
+    if not 0 <= pid <= PROCESS_ID_MAX:
+        raise argparse.ArgumentTypeError(f"{pid} is not a process id of this platform (0..{PROCESS_ID_MAX})")
+    return pid
+
+
+def frame_size(text: str) -> int:
+    size = _integer(text, "a number of bytes")
+    if size < 1:
+        raise argparse.ArgumentTypeError(f"{size}: a frame limit must be at least 1 byte")
+    return size
+
+
+def _integer(text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
 
 
 def allow_nesting_of_frames() -> None:
@@ -91,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..rpc.server import build_server
 
     server = build_server()
+    server.max_frame_bytes = args.max_frame_bytes
     if args.client_process_id:
         server.parent_watcher.watch(args.client_process_id, "--clientProcessId")
     logger.info("mimo-sidecar %s serving on stdio", __version__)
@@ -103,7 +138,13 @@ def main(argv: list[str] | None = None) -> int:
         profiler.disable()
         profiler.dump_stats(profile_path)
     code = server.exit_code
-    logger.info("exiting with code %d (%s)", code, server.stop_reason or "stopped")
+    # Always a line on stderr saying why the process ends; a warning unless shutdown completed.
+    logger.log(
+        logging.INFO if code == 0 else logging.WARNING,
+        "exiting with code %d (%s)",
+        code,
+        server.stop_reason or "stopped",
+    )
     # Threads still running a handler (asyncio.to_thread) would delay interpreter exit: bound it.
     deadline = threading.Timer(EXIT_DEADLINE_SECONDS, hard_exit, (code,))
     deadline.daemon = True

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from ..transport.framing import MAX_BODY_BYTES, frame
+from ..transport.framing import frame
 from ..transport.jsonrpc_codec import dumps, loads
 from ..wire import checkpoint as ck
 from ..wire import lifecycle as lc
@@ -41,6 +41,9 @@ M = TypeVar("M", bound=BaseModel)
 P = TypeVar("P", bound=BaseModel)
 Params = Mapping[str, Any]
 _LIMIT = 1 << 20  # the stream's line limit: header lines are short, bodies are read by length
+# A reply longer than this is taken for a broken stream (the sidecar's largest are requests of
+# 50 MB histories); --max-frame-bytes bounds what the sidecar reads, not what it writes.
+MAX_REPLY_BYTES = 1 << 30
 
 
 async def read_frame(stream: asyncio.StreamReader) -> bytes | None:
@@ -58,7 +61,7 @@ async def read_frame(stream: asyncio.StreamReader) -> bytes | None:
             if length < 0:  # a header block without Content-Length: skipped, as the sidecar does
                 saw_header = False
                 continue
-            if length > MAX_BODY_BYTES:
+            if length > MAX_REPLY_BYTES:
                 return None
             try:
                 return await stream.readexactly(length)

@@ -15,15 +15,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from ..wire.common import HostObject
-
 M = TypeVar("M", bound=BaseModel)
 
 
 def to_wire(value: Any) -> Any:
     """The JSON of a wire model (or of any value holding some)."""
-    if isinstance(value, HostObject):
-        return value.raw
     if isinstance(value, BaseModel):
         fields = type(value).model_fields
         out = {

@@ -38,13 +38,14 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
 from . import texts
-from .collapse import digested_range
+from .collapse import INTERRUPTED_CALLS, digested_range
 from .ids import IdMinter, IdScheme
 from .jstext import JS_WS_CLASS, js_trim
 from .memory_files import MemoryRoot
 from .message import Json, Message
 from .ordering import Ordering
 from .shapes import MESSAGE_LEVEL_RESULT, is_carrier, logical_calls, tool_results, tool_uses
+from .tool_pointers import REFERENCE_TEXTS, PointerTexts
 from .words import MAIN_AGENT
 
 # behavior.md#compactable-tools: exact and case-sensitive; the list itself is fixed (hosts map their names
@@ -81,6 +82,8 @@ Finish = Literal["tool-calls", "stop"]
 class LastMessageInfo:
     kind: LastKind
     finish: Finish | None = None
+    # The newest step stays live after the boundary (D19, D20): its results are below the reminder.
+    step_live: bool = False
 
 
 def classify(msgs: Sequence[Message]) -> LastMessageInfo | None:
@@ -148,11 +151,11 @@ def _field(actor: Json, key: str) -> str:
     return "" if value is None else str(value)
 
 
-def render_actors(actors: Sequence[Json], now_ms: int) -> str:
+def render_actors(actors: Sequence[Json], now_ms: int, pointers: PointerTexts = REFERENCE_TEXTS) -> str:
     """The `## Active Actors` block for the given (already active, session-scoped) actors, or ""."""
     if not actors:
         return ""
-    lines = [texts.ACTORS_BLOCK_HEADING, "", texts.actors_count_line(len(actors)), ""]
+    lines = [texts.ACTORS_BLOCK_HEADING, "", pointers.actors_count_line(len(actors)), ""]
     for actor in actors:
         lines += texts.actor_block_lines(
             _field(actor, "actorID"),
@@ -184,12 +187,39 @@ def _boundary_info(
     return info
 
 
-def _checkpoint_part(watermark: str, digest_up_to: str | None, has_activity: bool) -> Json:
+def _checkpoint_part(
+    watermark: str,
+    digest_up_to: str | None,
+    has_activity: bool,
+    interrupted: Sequence[str],
+    tools_named: Sequence[str],
+) -> Json:
     part: Json = {"type": "checkpoint", "checkpointDir": "", "checkpointNumber": 0, "coveredUpTo": watermark}
     if digest_up_to and has_activity:
         # Without a rendered activity list, collapsing (W, D] would drop a tail nothing recorded.
         part["digestUpTo"] = digest_up_to
+        if interrupted:
+            # D20: the calls the digest shows as interrupted; a result that still arrives for one
+            # brings its step back into the request instead of being collapsed with it.
+            part[INTERRUPTED_CALLS] = list(interrupted)
+    if tools_named:
+        # What the boundary's texts name, so that every later request can be checked against its
+        # tools (D18) without reading the texts again.
+        part[TOOLS_NAMED] = list(tools_named)
     return part
+
+
+TOOLS_NAMED = "toolsNamed"
+
+
+def tools_named_by(boundary: Message) -> tuple[str, ...] | None:
+    """The tools a boundary's texts name, as its checkpoint part records them; None when the
+    boundary records nothing (one the sidecar did not make)."""
+    part = next((p for p in boundary.parts if p.get("type") == "checkpoint"), None)
+    names = part.get(TOOLS_NAMED) if part is not None else None
+    if not isinstance(names, list):
+        return None
+    return tuple(n for n in names if isinstance(n, str))
 
 
 def _synthetic_text(text: str) -> Json:
@@ -244,6 +274,8 @@ def build_boundary(
     minter: IdMinter,
     message_id: str | None = None,
     id_scheme: IdScheme = "v2",
+    interrupted_calls: Sequence[str] = (),
+    tools_named: Sequence[str] = (),
 ) -> BoundaryMessage:
     """behavior.md#boundary-message: the boundary `{info, parts}`; raises ValueError on an empty rendered
     text.
@@ -254,7 +286,7 @@ def build_boundary(
         raise ValueError("an empty rebuild text must not be inserted (behavior.md#insert-steps)")
     mid = message_id if message_id is not None else minter.mint("msg", now_ms, id_scheme)
     created = (boundary_created_at if boundary_created_at is not None else now_ms) + 1
-    bodies = [_checkpoint_part(watermark, digest_up_to, has_activity)]
+    bodies = [_checkpoint_part(watermark, digest_up_to, has_activity, interrupted_calls, tools_named)]
     if index_text:
         bodies.append(_synthetic_text(index_text))
     bodies.append(_synthetic_text(rendered_text))
@@ -452,15 +484,17 @@ def plan_microcompaction(
     boundary_id: str | None,
     *,
     tool_name_map: Mapping[str, str] | None = None,
+    spared: frozenset[str] = frozenset(),
 ) -> MicrocompactionPlan:
     """The marks `microcompact` would set, without setting them (see `microcompact`), and the
-    results it leaves only for want of a mapped name."""
+    results it leaves only for want of a mapped name. The messages in `spared` (by ID: the live
+    step the boundary keeps after its digest, D19) are not marked: the model is to answer them."""
     if boundary_time is None:
         return MicrocompactionPlan()
     names = _ToolNames(tool_name_map)
 
     def later(m: Message) -> bool:
-        return m.id != boundary_id and m.created > boundary_time
+        return m.id != boundary_id and m.created > boundary_time and m.id not in spared
 
     # Messages come in listing order, which is by `time.created`: the ones created after the
     # boundary time are a suffix, so only the tail is visited, not the whole session.

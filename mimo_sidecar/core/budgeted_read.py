@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from . import texts
 from .jstext import JS_WS_CLASS, drop_dangling_high, est, head16, js_trim, len16
 from .memory_files import MemoryRoot, ReadOutcome
+from .tool_pointers import REFERENCE_TEXTS, PointerTexts
 
 MIN_TOKENS_FOR_PARTIAL_BODY = 50  # a body is cut only when strictly more tokens than this remain
 
@@ -43,15 +43,18 @@ def scaled_cut(length16: int, budget: int, total: int) -> int:
 
 
 # -- behavior.md#proportional-read ---------------------------------------------------------------
-def proportional_read(full_text: str, budget: int, path: str) -> BudgetedText:
-    """Keep the head that fits the budget, ending at the last newline; hint with the resume offset."""
+def proportional_read(
+    full_text: str, budget: int, path: str, hints: PointerTexts = REFERENCE_TEXTS
+) -> BudgetedText:
+    """Keep the head that fits the budget, ending at the last newline; hint with the resume offset
+    (`hints` words the hint for the model's tools, behavior.md#d18)."""
     total = est(full_text)
     if total <= budget:
         return BudgetedText(full_text, False, total)
     t = head16(full_text, scaled_cut(len16(full_text), budget, total))
     nl = t.rfind("\n")
     clean = drop_dangling_high(t[:nl] if nl > 0 else t)  # index 0 is the same in code units
-    hint = texts.proportional_hint(budget, path, total, len16(clean))
+    hint = hints.proportional_hint(budget, path, total, len16(clean))
     return BudgetedText(clean + "\n\n" + hint, True, total)
 
 
@@ -95,7 +98,9 @@ def _parse_sections(full_text: str) -> tuple[list[str], list[_Section]]:
     return preamble, sections
 
 
-def section_aware_read(full_text: str, budget: int, path: str) -> BudgetedText:
+def section_aware_read(
+    full_text: str, budget: int, path: str, hints: PointerTexts = REFERENCE_TEXTS
+) -> BudgetedText:
     """Keep every heading, italic note and index line; fill bodies greedily in file order."""
     total = est(full_text)
     if total <= budget:
@@ -103,14 +108,11 @@ def section_aware_read(full_text: str, budget: int, path: str) -> BudgetedText:
     preamble, sections = _parse_sections(full_text)
     skeleton = preamble + [line for s in sections for line in s.skeleton()]
     if est("\n".join(skeleton)) >= budget:
-        return BudgetedText(_skeleton_text(preamble, sections, budget, path, total), True, total)
+        lines = preamble + [line for s in sections for line in [*s.skeleton(), ""]]
+        warning = hints.skeleton_warning(total, budget, path)
+        return BudgetedText("\n".join(lines) + "\n\n" + warning, True, total)
     out = _fill(preamble, sections, budget)
-    return BudgetedText("\n".join(out) + "\n\n" + texts.section_aware_hint(budget, path, total), True, total)
-
-
-def _skeleton_text(preamble: list[str], sections: list[_Section], budget: int, path: str, total: int) -> str:
-    lines = preamble + [line for s in sections for line in [*s.skeleton(), ""]]
-    return "\n".join(lines) + "\n\n" + texts.skeleton_warning(total, budget, path)
+    return BudgetedText("\n".join(out) + "\n\n" + hints.section_aware_hint(budget, path, total), True, total)
 
 
 def _fill(preamble: list[str], sections: list[_Section], budget: int) -> list[str]:

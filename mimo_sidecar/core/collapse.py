@@ -6,6 +6,11 @@ The newest checkpoint boundary `B` says "(coveredUpTo, digestUpTo] is summarised
 main agent's request; user messages always stay. The range is tested with `ord` (behavior.md#ordering), not
 with positions, so a tail message that sorts before the back-dated boundary is still caught.
 
+A step the digest recorded with calls still waiting (D20) comes back when their results arrive:
+an issuing message whose result is held by a carrier after the range, or one of whose calls the
+boundary lists in `interruptedCalls` and that now has a result, is kept with every entry of its
+provider response, so the result is sent after the boundary with its call (and reported).
+
 Split shapes (D8): a carrier is not a user message here. Each of its results follows the issuing
 assistant message: when the issuer is dropped, the result is dropped from the carrier; a carrier
 left with no part is dropped too. Trimmed carriers are new `Message` views over the same host dicts
@@ -14,14 +19,16 @@ left with no part is dropped too. Trimmed carriers are new `Message` views over 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import texts
 from .message import Message
 from .ordering import Ordering
-from .shapes import MESSAGE_LEVEL_RESULT, is_carrier, logical_calls, tool_results
+from .shapes import MESSAGE_LEVEL_RESULT, LogicalCall, is_carrier, logical_calls, provider_id, tool_results
+
+# The checkpoint part's list of the calls its digest shows as interrupted (D20).
+INTERRUPTED_CALLS = "interruptedCalls"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +36,7 @@ class CollapseResult:
     messages: list[Message]  # the input list itself when nothing was removed
     removed_ids: tuple[str, ...] = ()  # messages left out entirely
     trimmed_ids: tuple[str, ...] = ()  # carriers kept without the results of removed calls
+    restated_ids: tuple[str, ...] = ()  # digested messages kept: results of their calls arrived later
     warnings: tuple[str, ...] = field(default=())
 
     @property
@@ -84,8 +92,41 @@ def _trim_carrier(carrier: Message, dropped_call_ids: set[str]) -> Message | Non
     return Message(carrier.info, parts, seq=carrier.seq)
 
 
-def _dropped_call_ids(messages: Iterable[Message], removed: set[int]) -> set[str]:
-    return {call_id for call_id, call in logical_calls(messages).items() if id(call.issuer) in removed}
+def _interrupted_calls(boundary: Message) -> frozenset[str]:
+    listed = (boundary.first_part("checkpoint") or {}).get(INTERRUPTED_CALLS)
+    return frozenset(c for c in listed if isinstance(c, str)) if isinstance(listed, list) else frozenset()
+
+
+def _arrived_late(
+    call: LogicalCall, span: DigestedRange, ordering: Ordering, interrupted: frozenset[str]
+) -> bool:
+    """A result the digest could not show: held after the digested range, or of a call it listed
+    as interrupted."""
+    if call.result is None:
+        return False
+    if call.carrier is not None and not call.inline and span.digested < ordering.key_of(call.carrier):
+        return True
+    return call.call_id in interrupted and call.state().get("status") not in ("pending", "running")
+
+
+def _restated(
+    messages: list[Message],
+    calls: dict[str, LogicalCall],
+    removed: set[int],
+    span: DigestedRange,
+    ordering: Ordering,
+    interrupted: frozenset[str],
+) -> tuple[set[int], list[str]]:
+    """The removed messages to keep after all (every entry of a response with a late result) and the
+    calls whose results brought them back."""
+    late = [
+        c for c in calls.values() if id(c.issuer) in removed and _arrived_late(c, span, ordering, interrupted)
+    ]
+    responses = {provider_id(c.issuer) for c in late}
+    back = {
+        id(m) for m in messages if id(m) in removed and m.role == "assistant" and provider_id(m) in responses
+    }
+    return back, [c.call_id for c in late]
 
 
 def collapse(messages: list[Message], ordering: Ordering) -> CollapseResult:
@@ -105,7 +146,10 @@ def collapse(messages: list[Message], ordering: Ordering) -> CollapseResult:
         for m in messages
         if m.role != "user" and not is_carrier(m) and span.collapses(ordering.key_of(m))
     }
-    dropped_calls = _dropped_call_ids(messages, removed) if removed else set()
+    calls = logical_calls(messages) if removed else {}
+    back, late_calls = _restated(messages, calls, removed, span, ordering, _interrupted_calls(boundary))
+    removed -= back
+    dropped_calls = {call_id for call_id, call in calls.items() if id(call.issuer) in removed}
 
     kept: list[Message] = []
     removed_ids: list[str] = []
@@ -121,6 +165,8 @@ def collapse(messages: list[Message], ordering: Ordering) -> CollapseResult:
             if view is not m:
                 trimmed_ids.append(m.id)
             kept.append(view)
+    restated_ids = tuple(m.id for m in messages if id(m) in back)
+    warnings = (texts.steps_restated(late_calls),) if late_calls else ()
     if not removed_ids and not trimmed_ids:
-        return CollapseResult(messages)
-    return CollapseResult(kept, tuple(removed_ids), tuple(trimmed_ids))
+        return CollapseResult(messages, restated_ids=restated_ids, warnings=warnings)
+    return CollapseResult(kept, tuple(removed_ids), tuple(trimmed_ids), restated_ids, warnings)

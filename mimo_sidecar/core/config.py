@@ -50,3 +50,10 @@ class RebuildConfig:
     # Refuse (`no-gain`) a rebuild whose boundary plus the remaining view would not be smaller than
     # the request it replaces (`checkpoint.inflation_guard`).
     inflation_guard: bool = True
+    # D19: an automatic rebuild whose list ends in a step that called tools leaves that step live
+    # after the boundary (`checkpoint.keep_newest_step`); False digests it with the tail, as MiMo.
+    keep_newest_step: bool = True
+    # D21: an insert that waited for a writer that succeeded places its boundary at the watermark
+    # that writer stored (`checkpoint.follow_writer_watermark`); False keeps the one read before
+    # the wait, as MiMo (D4).
+    follow_writer_watermark: bool = True

@@ -2,8 +2,9 @@
 behavior.md#rebuild, behavior.md#request).
 
 Pure and synchronous. Waiting for a checkpoint writer is the service's job (`service.insert_flow`):
-it calls `insert_gate` and reads the watermark *before* the wait (Decision D4), waits, and then
-calls `insert`, which either applies the whole rebuild or nothing.
+it calls `insert_gate`, waits, picks the watermark (the one the writer it waited for stored, D21, or
+the one read before the wait, D4), and then calls `plan_insert` and `apply_insert`, which either
+apply the whole rebuild or nothing.
 """
 
 from __future__ import annotations
@@ -21,25 +22,32 @@ from .boundary import (
     apply_marks,
     boundary_base_time,
     build_boundary,
-    classify,
     plan_microcompaction,
     render_actors,
     render_index,
+    tools_named_by,
 )
+from .collapse import collapse
 from .config import RebuildConfig
 from .errors import DomainError, ErrorCode
+from .estimate_accuracy import ModelAccuracy, estimate_accuracy
 from .fidelity import FidelityReport, fidelity_report
 from .formats import DEFAULT_FORMAT, Target
-from .formats.prefix import prefix_hash, render_prefix, warn_tools_missing
-from .formats.report import Report
+from .formats.prefix import declared_tool_names, prefix_hash, render_prefix, warn_tools_missing
+from .formats.report import NAMED_TOOL_MISSING, Report
 from .ids import IdMinter, IdScheme, ascending_scheme
+from .live_step import DigestPoint, digest_point
 from .memory_files import MemoryRoot
 from .message import Json, Message
+from .model_tools.definitions import prefix_tools
+from .provider_count import Counting, counting_for
 from .recent_user import logical_window, newest_user_ask
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
 from .request_size import RequestSizes, prefix_tokens, request_tokens
 from .session import Session
+from .tail_digest import interrupted_call_ids
+from .tool_pointers import PointerTexts, missing_tools, sidecar_tool_names
 from .trigger import (
     BudgetWarnings,
     choose_usage,
@@ -90,6 +98,7 @@ class ComputeResult:
     preview_outcome: InsertOutcome | None
     fidelity: FidelityReport | None = None  # with the preview
     sizes: RequestSizes | None = None  # with a preview that would rebuild or gain nothing
+    accuracy: list[ModelAccuracy] = field(default_factory=list)  # with the preview (behavior.md#d15)
 
 
 @dataclass
@@ -131,6 +140,10 @@ class BuildResult:
     request: BuiltRequest
     reminder_added: bool
     usage_pending: bool
+    # D18: the tools the request's texts name (its boundary's, its memory reminder's), and the tool
+    # names the request holds (None: unknown, no `requestPrefix.tools`).
+    tools_named: tuple[str, ...] = ()
+    tools_held: frozenset[str] | None = None
 
 
 # -- trigger and watermark (behavior.md#trigger, behavior.md#watermark) ------------------------
@@ -149,9 +162,11 @@ def decide_trigger(
     notes: tuple[str, ...] = ()
     source: UsageSource = "request"
     if usage is None:
-        choice = choose_usage(
-            msgs, ordering, session.view_start(agent_id), lambda: estimated_request_tokens(session, msgs)
-        )
+
+        def estimate() -> int:
+            return estimated_request_tokens(session, msgs, agent_id)
+
+        choice = choose_usage(msgs, ordering, session.view_start(agent_id), estimate)
         usage, source = (dict(choice.tokens) if choice.tokens is not None else None), choice.source
         notes = (choice.warning,) if choice.warning else ()
     model = model or model_from_history(msgs)
@@ -174,9 +189,16 @@ def decide_trigger(
     )
 
 
-def estimated_request_tokens(session: Session, view: Sequence[Message]) -> int:
-    """The request a view makes, estimated: the frozen prefix plus the messages the collapse keeps."""
-    return prefix_tokens(session.request_prefix) + request_tokens(view, session.ordering())
+def estimated_request_tokens(session: Session, view: Sequence[Message], agent_id: str = MAIN_AGENT) -> int:
+    """The request a view makes, estimated: the frozen prefix plus the messages the collapse keeps,
+    as the provider of the model in use counts them (behavior.md#d15)."""
+    counting = session_counting(session, agent_id)
+    return prefix_tokens(session.request_prefix) + request_tokens(view, session.ordering(), counting)
+
+
+def session_counting(session: Session, agent_id: str = MAIN_AGENT) -> Counting:
+    """How the provider of the slice's model in use counts a request (`provider_count`)."""
+    return counting_for(*(model_in_use(session, agent_id) or (None, None)))
 
 
 def model_from_history(msgs: Sequence[Message]) -> ModelLimits | None:
@@ -246,6 +268,7 @@ def render_inputs(
         last_message_info=last_info,
         agent_id=agent_id,
         memory_keys=memory_keys,
+        pointers=PointerTexts(session.tool_pointers),
     )
 
 
@@ -270,13 +293,15 @@ def compute(
     if not preview or agent_id != MAIN_AGENT:
         return ComputeResult(trigger, wm, session.watermark, None, outcome)
     stored = session.watermark
-    d = main_view[-1].id if main_view else None
+    point = insert_digest_point(session, config, main_view, "auto", None)
+    d = point.message_id
     tail, after, _ = activity_tail(session, stored, d)
     inputs = render_inputs(
-        session, memory, config, tail=tail, last_info=classify(main_view), agent_id=agent_id, now_ms=now_ms
+        session, memory, config, tail=tail, last_info=point.last_info, agent_id=agent_id, now_ms=now_ms
     )
     rendered = render(inputs)
     fidelity = fidelity_report(inputs, rendered, after)
+    accuracy = view_accuracy(session, main_view)
     sizes = None
     if outcome is None and stored is not None:
         outcome = "insert-failed"
@@ -284,11 +309,19 @@ def compute(
             # A stand-in boundary: the real one differs only in its freshly minted IDs.
             base = base_time(session, stored)
             draft = _boundary(
-                session, memory, rendered, stored, d, base, now_ms, _DRAFT_MINTER, [], msgs=main_view
+                session, memory, rendered, stored, d, base, now_ms, _DRAFT_MINTER, [],
+                msgs=main_view, tail=tail,
             )
-            sizes, _ = request_sizes(session, main_view, draft, base, now_ms, session.tool_name_map)
+            spared = live_ids(main_view, point)
+            sizes, _ = request_sizes(session, main_view, draft, base, now_ms, session.tool_name_map, spared)
             outcome = "no-gain" if _refused(config, sizes) else "rebuilt"
-    return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes)
+    return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes, accuracy)
+
+
+def view_accuracy(session: Session, view: Sequence[Message]) -> list[ModelAccuracy]:
+    """How far the request-size estimate was from the usage the view's steps recorded."""
+    kept = collapse(list(view), session.ordering()).messages
+    return estimate_accuracy(kept, prefix_tokens(session.request_prefix))
 
 
 # -- insert (behavior.md#rebuild) ---------------------------------------------------------------
@@ -341,6 +374,27 @@ def insert_messages(session: Session, reason: str) -> list[Message]:
     return session.slice(MAIN_AGENT) if reason == "manual" else list(session.context_view(MAIN_AGENT))
 
 
+def insert_digest_point(
+    session: Session, config: RebuildConfig, msgs: Sequence[Message], reason: str, requested: str | None
+) -> DigestPoint:
+    """`D` for an insert over `msgs` (behavior.md#digest-point): the newest step stays live on an
+    automatic rebuild (D19), and a step waiting for results always does (D20)."""
+    return digest_point(
+        msgs,
+        automatic=reason != "manual",
+        keep_newest_step=config.keep_newest_step,
+        requested=requested,
+        ordering=session.ordering(),
+    )
+
+
+def live_ids(msgs: Sequence[Message], point: DigestPoint) -> frozenset[str]:
+    """The messages of the list the boundary leaves live after `D`: microcompaction spares them (D19)."""
+    if point.live_from is None:
+        return frozenset()
+    return frozenset(m.id for m in msgs[point.live_from :])
+
+
 def insert(session: Session, memory: MemoryRoot, config: RebuildConfig, **kw: Any) -> InsertResult:
     """`plan_insert` then `apply_insert`: the insertion in one step."""
     result = plan_insert(session, memory, config, **kw)
@@ -362,20 +416,25 @@ def plan_insert(
     model: Json | None = None,
     boundary_id: str | None = None,
     tool_name_map: dict[str, str] | None = None,
+    watermark_before_wait: str | None = None,
 ) -> InsertResult:
     """Render and build the boundary and plan the compaction marks (behavior.md#insert-steps), changing
     nothing: a `rebuilt` result carries its `changes` for `apply_insert`, so the caller can write its answer
     before the session changes, and the change is all or nothing.
 
-    `watermark` is the value read before any writer wait (D4). Raises DomainError when the host
-    must name the boundary's ID.
+    `watermark` is the one the insert uses; `watermark_before_wait`, when a writer wait came first,
+    the one stored before it (D21 and D4 say which was chosen, in `warnings`). Raises DomainError
+    when the host must name the boundary's ID.
     """
     require_boundary_id(session, boundary_id)
     msgs = insert_messages(session, reason)
-    d = digest_up_to or (msgs[-1].id if msgs else None)
+    point = insert_digest_point(session, config, msgs, reason, digest_up_to)
+    d = point.message_id
     tail, after, warnings = activity_tail(session, watermark, d)
+    if point.warning is not None:
+        warnings.append(point.warning)
     inputs = render_inputs(
-        session, memory, config, tail=tail, last_info=classify(msgs), agent_id=MAIN_AGENT, now_ms=now_ms
+        session, memory, config, tail=tail, last_info=point.last_info, agent_id=MAIN_AGENT, now_ms=now_ms
     )
     result = InsertResult("insert-failed", watermark=watermark, digest_up_to=d, warnings=warnings)
     try:
@@ -401,13 +460,17 @@ def plan_insert(
         minter,
         warnings,
         msgs=msgs,
+        tail=tail,
         agent=agent,
         model=model,
         boundary_id=boundary_id,
     )
+    missing = unheld_named_tools(session, tools_named_by_boundary(boundary), ())
+    if missing:
+        warnings.append(f"{NAMED_TOOL_MISSING}: {texts.named_tools_missing('the boundary', missing)}")
     view = session.context_view(MAIN_AGENT)
     names = tool_names(session, tool_name_map)
-    result.sizes, plan = request_sizes(session, view, boundary, base, now_ms, names)
+    result.sizes, plan = request_sizes(session, view, boundary, base, now_ms, names, live_ids(msgs, point))
     if plan.unmapped:
         warnings.append(texts.unmapped_tool_results(plan.unmapped))
     if _refused(config, result.sizes):
@@ -417,8 +480,10 @@ def plan_insert(
     result.compacted = [m.compact_mark(now_ms) for m in planned]
     if base is None:
         warnings.append(texts.MICROCOMPACTION_SKIPPED)
-    if session.watermark != watermark:
-        warnings.append(texts.WATERMARK_ADVANCED_DURING_WAIT)
+    if watermark_before_wait is not None and watermark_before_wait != watermark:
+        warnings.append(texts.watermark_followed_writer(watermark_before_wait, watermark))  # D21
+    elif session.watermark is not None and session.watermark != watermark:
+        warnings.append(texts.watermark_kept_before_wait(watermark, session.watermark))  # D4
     result.outcome, result.message = "rebuilt", boundary.to_json()
     result.changes = SessionChanges(boundary, planned, now_ms)
     return result
@@ -467,13 +532,20 @@ def _boundary(
     warnings: list[str],
     *,
     msgs: Sequence[Message],
+    tail: Sequence[Message] | None = None,
     agent: str | None = None,
     model: Json | None = None,
     boundary_id: str | None = None,
 ) -> Message:
     """The boundary message of behavior.md#boundary-message for a rendered text (not yet registered), stamped
-    `base` + 1 (`base_time`), or now + 1 without one. Companion texts that fail are reported in
-    `warnings`."""
+    `base` + 1 (`base_time`), or now + 1 without one; its checkpoint part lists the calls the digest of
+    `tail` shows as interrupted (D20), and the tools its texts name (D18). Companion texts that fail are
+    reported in `warnings`."""
+    pointers = PointerTexts(session.tool_pointers)
+    actors_text = _or_empty(
+        lambda: render_actors(session.active_actors(), now_ms, pointers), warnings, "actors block"
+    )
+    named = rendered.tools_named + (pointers.names("actors") if actors_text else ())
     built = build_boundary(
         session_id=session.session_id,
         watermark=watermark,
@@ -481,9 +553,7 @@ def _boundary(
         has_activity=rendered.has_activity,
         rendered_text=rendered.text,
         index_text=_or_empty(lambda: render_index(memory, session.session_id), warnings, "checkpoint index"),
-        actors_text=_or_empty(
-            lambda: render_actors(session.active_actors(), now_ms), warnings, "actors block"
-        ),
+        actors_text=actors_text,
         agent=agent or _last_user_field(msgs, "agent"),
         model=model or _last_user_field(msgs, "model"),
         boundary_created_at=base,
@@ -491,8 +561,35 @@ def _boundary(
         minter=minter,
         message_id=boundary_id,
         id_scheme=boundary_id_scheme(session) or "v2",
+        interrupted_calls=interrupted_call_ids(tail) if tail else (),
+        tools_named=tuple(dict.fromkeys(named)),
     )
     return Message(built["info"], built["parts"])
+
+
+def tools_named_by_boundary(boundary: Message | None) -> tuple[str, ...]:
+    """The tools a boundary's texts name, as its checkpoint part records them (nothing recorded:
+    none known)."""
+    return (tools_named_by(boundary) or ()) if boundary is not None else ()
+
+
+def held_tools(session: Session, added: Sequence[str]) -> set[str] | None:
+    """The tool names a request of the session holds: `requestPrefix.tools` (in any shape) and the
+    sidecar's tools `added` to it; when the session declares the sidecar's tools in `toolPointers`,
+    those too. None when nothing is known: no `requestPrefix.tools` and nothing added."""
+    declared = (session.request_prefix or {}).get("tools")
+    pointers = session.tool_pointers
+    declared_sidecar = pointers.sidecar_prefix if pointers is not None else None
+    sidecar = sidecar_tool_names(declared_sidecar) if declared_sidecar is not None else ()
+    if not isinstance(declared, list) and not added:
+        return None
+    return declared_tool_names(declared if isinstance(declared, list) else []) | set(added) | set(sidecar)
+
+
+def unheld_named_tools(session: Session, named: Sequence[str], added: Sequence[str]) -> list[str]:
+    """The tools of `named` that the session's requests do not hold (D18); [] when unknown."""
+    held = held_tools(session, added)
+    return [] if held is None else missing_tools(named, held)
 
 
 def request_sizes(
@@ -502,14 +599,18 @@ def request_sizes(
     base: int | None,
     now_ms: int,
     tool_name_map: Mapping[str, str] | None = None,
+    spared: frozenset[str] = frozenset(),
 ) -> tuple[RequestSizes, MicrocompactionPlan]:
     """The request now (over `view`) and once `boundary` is inserted and microcompaction has
-    marked the results created after the boundary's base time (`base`, at `now_ms`), estimated
-    (behavior.md#request); and that microcompaction's plan."""
-    plan = plan_microcompaction(session.messages(), base, boundary.id, tool_name_map=tool_name_map)
+    marked the results created after the boundary's base time (`base`, at `now_ms`), those of the
+    live step (`spared`) excepted, estimated (behavior.md#request); and that microcompaction's plan."""
+    plan = plan_microcompaction(
+        session.messages(), base, boundary.id, tool_name_map=tool_name_map, spared=spared
+    )
     ordering = session.ordering()
-    after = request_tokens(session.view_with(boundary), ordering, plan.marks, now_ms)
-    return RequestSizes(request_tokens(view, ordering), after), plan
+    counting = session_counting(session)
+    after = request_tokens(session.view_with(boundary), ordering, counting, plan.marks, now_ms)
+    return RequestSizes(request_tokens(view, ordering, counting), after), plan
 
 
 def tool_names(session: Session, insert_map: Mapping[str, str] | None) -> dict[str, str]:
@@ -540,12 +641,18 @@ def _last_user_field(msgs: Sequence[Message], name: str) -> Any:
 
 
 # -- request assembly (behavior.md#request) ----------------------------------------------------
-def prefix_of(session: Session, built: BuiltRequest | None = None) -> RequestPrefix:
+def prefix_of(
+    session: Session, built: BuiltRequest | None = None, sidecar_prefix: str | None = None
+) -> RequestPrefix:
     """The frozen request prefix (behavior.md#request-prefix) in the format of `built` (default
-    `ai-sdk`), with a hash over the format's own prefix bytes for prompt-cache comparisons."""
+    `ai-sdk`), with a hash over the format's own prefix bytes for prompt-cache comparisons. With
+    `sidecar_prefix`, the sidecar's model tools follow the host's (D18), names so prefixed: the hash
+    covers them."""
     prefix = session.request_prefix or {}
     system = list(prefix.get("system") or [])
     tools = list(prefix.get("tools") or [])
+    if sidecar_prefix is not None:
+        tools += prefix_tools(sidecar_prefix)
     if built is None or built.format == DEFAULT_FORMAT:
         return RequestPrefix(system, tools, prefix_hash(system, tools, None))
     report = Report(built.warnings)
@@ -597,15 +704,22 @@ def build(
     fmt: str = DEFAULT_FORMAT,
     target: Target | None = None,
     cache_ttl: str | None = None,
+    sidecar_tools: str | None = None,
 ) -> BuildResult:
-    """The agent's next request in format `fmt` (see `core.formats`)."""
+    """The agent's next request in format `fmt` (see `core.formats`); with `sidecar_tools` (a
+    prefix), the sidecar's model tools in its tools (D18)."""
     view = list(session.context_view(agent_id))
     is_main = agent_id == MAIN_AGENT
-    reminder = None
+    reminder: str | None = None
+    reminder_names: tuple[str, ...] = ()
     if memory_reminder and is_main and has_memory_artifacts(session, memory, config, now_ms):
-        reminder = texts.memory_reminder(
-            memory.session_dir(session.session_id), shell_style=shell_style, has_actor_tool=has_actor_tool
+        made = PointerTexts(session.tool_pointers).memory_reminder(
+            memory.session_dir(session.session_id),
+            memory.root,
+            shell_style=shell_style,
+            has_actor_tool=has_actor_tool,
         )
+        reminder, reminder_names = made if made is not None else (None, ())
     built = build_messages(
         view,
         collapse_tail=collapse_tail and is_main,
@@ -617,7 +731,24 @@ def build(
         model_in_use=model_in_use(session, agent_id),
     )
     pending = usage_recovered(view, session.ordering(), session.view_carriers(agent_id))
-    return BuildResult(prefix_of(session, built), built, reminder is not None, pending)
+    added = sidecar_tool_names(sidecar_tools) if sidecar_tools is not None else ()
+    named_checks = [
+        ("the boundary", tools_named_by_boundary(session.view_start(agent_id)) if is_main else ()),
+        ("the memory reminder", reminder_names if reminder is not None else ()),
+    ]
+    for where, named in named_checks:
+        missing = unheld_named_tools(session, named, added)
+        if missing:
+            built.warnings.append(f"{NAMED_TOOL_MISSING}: {texts.named_tools_missing(where, missing)}")
+    held = held_tools(session, added)
+    return BuildResult(
+        prefix_of(session, built, sidecar_tools),
+        built,
+        reminder is not None,
+        pending,
+        tuple(dict.fromkeys(n for _, names in named_checks for n in names)),
+        frozenset(held) if held is not None else None,
+    )
 
 
 def writer_view(session: Session, up_to: str | None = None) -> list[Message]:
@@ -649,6 +780,7 @@ def build_for_writer(
     target: Target | None = None,
     cache_ttl: str | None = None,
     instructions: str | None = None,
+    sidecar_tools: str | None = None,
 ) -> BuildResult:
     """The writer's request: its view up to W, never collapsed, no per-turn reminder
     (behavior.md#writer-request); with `instructions`, those as the last user content
@@ -665,4 +797,4 @@ def build_for_writer(
         closing=(instructions, view[-1].id) if instructions is not None and view else None,
         model_in_use=model_in_use(session, MAIN_AGENT),
     )
-    return BuildResult(prefix_of(session, built), built, False, False)
+    return BuildResult(prefix_of(session, built, sidecar_tools), built, False, False)

@@ -27,6 +27,8 @@ class ErrorCode(enum.Enum):
     MEMORY_WRITE_FAILED = "memory-write-failed"
     # rebuild/insert without the boundaryMessageId the session's ID scheme makes required
     BOUNDARY_ID_REQUIRED = "boundary-id-required"
+    # tools/call with a name that is not one of the sidecar's model tools (with the prefix in use)
+    UNKNOWN_TOOL = "unknown-tool"
     # request/build whose request would hold no message at all: no provider accepts one
     EMPTY_REQUEST = "empty-request"
 

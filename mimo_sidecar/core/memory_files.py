@@ -3,7 +3,12 @@
 behavior.md#memory-layout (file table), behavior.md#file-reading (decoding), behavior.md#section-memory-keys
 (memory keys index), behavior.md#memory-reminder (the "session memory directory is non-empty" test). Every
 path handed out is `<root>` joined with `os.sep`, exactly as the rendered text shows it; every read is
-confined to the root: a path that resolves (through `..` or symbolic links) outside the root is never opened.
+confined to the root: each path is walked one component at a time from a handle of the root
+(`core.confined`), so a path that leads outside the root (through `..` or a symbolic link, even one
+swapped in while the sidecar reads) is never opened.
+
+For tools that read the memory on a model's behalf: `read_confined(root, relpath)` and
+`list_confined(root, reldir)` take paths relative to the root and give the same guarantees.
 
 Session and project IDs become single path components. An ID that is empty, `.`, `..`, or holds a
 path separator or NUL is refused with `UnsafeName` instead of being joined: even when such a path
@@ -14,9 +19,11 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from .confined import Refused, Walk, open_file, parts_of, scan
 
 DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
 BINARY_SNIFF_BYTES = 8 * 1024
@@ -29,7 +36,15 @@ CHECKPOINT_FILE = "checkpoint.md"
 NOTES_FILE = "notes.md"
 
 Problem = Literal[
-    "missing", "outside-root", "not-a-file", "unreadable", "binary", "too-large", "invalid-utf8"
+    "missing",
+    "outside-root",
+    "not-a-file",
+    "unreadable",
+    "binary",
+    "too-large",
+    "invalid-utf8",
+    "symlink",
+    "outside-scope",
 ]
 
 
@@ -125,29 +140,35 @@ class MemoryRoot:
         return self.root if self.root.endswith(os.sep) else self.root + os.sep
 
     # -- confinement -----------------------------------------------------------------------
-    def resolve(self, path: str) -> str | None:
-        """The real path of `path` if it lies inside the (real) root, else None."""
-        try:
-            real_root = os.path.realpath(self.root)
-            real = os.path.realpath(path)
-            inside = os.path.commonpath([real_root, real]) == real_root
-        except ValueError:  # embedded NUL, or mixed absolute/relative paths
+    @property
+    def walk(self) -> Walk:
+        return Walk(self.root)
+
+    def parts(self, path: str) -> list[str] | None:
+        """The components of `path` below the root, or None when it is not written under the root."""
+        absolute = os.path.abspath(path)
+        if absolute == self.root:
+            return []
+        if not absolute.startswith(self._prefix()):
             return None
-        return real if inside else None
+        return parts_of(absolute[len(self._prefix()) :])
 
     def exists(self, path: str) -> bool:
         """Bare existence test inside the root (behavior.md#rebuild-from-checkpoint "the checkpoint file
         exists")."""
-        real = self.resolve(path)
-        return real is not None and os.path.exists(real)
+        parts = self.parts(path)
+        if not parts:
+            return False
+        try:
+            with self.walk.locate(parts) as entry:
+                return entry.stat is not None
+        except Refused:
+            return False
 
     # -- reading ---------------------------------------------------------------------------
     def read_text(self, path: str) -> ReadOutcome:
-        """Read and decode a memory file; anything that resolves outside the root is never opened."""
-        real = self.resolve(path)
-        if real is None:
-            return ReadOutcome(None, "outside-root")
-        raw_or_problem = self._read_bytes(real)
+        """Read and decode a memory file; anything that leads outside the root is never opened."""
+        raw_or_problem = self._read_bytes(self.parts(path))
         if isinstance(raw_or_problem, str):
             return ReadOutcome(None, raw_or_problem)
         raw = raw_or_problem
@@ -156,30 +177,21 @@ class MemoryRoot:
         text, valid = decode_memory_bytes(raw)
         return ReadOutcome(text, None if valid else "invalid-utf8")
 
-    def _read_bytes(self, real: str) -> bytes | Problem:
+    def _read_bytes(self, parts: list[str] | None) -> bytes | Problem:
+        if not parts:
+            return "outside-root"
         try:
-            before = os.stat(real)
-        except (FileNotFoundError, NotADirectoryError):
-            return "missing"
-        except OSError:  # ELOOP, EACCES on a parent directory, ...
-            return "unreadable"
-        if not stat.S_ISREG(before.st_mode):
-            return "not-a-file"  # directories, FIFOs (whose open would block), devices, sockets
-        if before.st_size > self.max_file_bytes:
-            return "too-large"
-        try:
-            # O_NOFOLLOW + O_NONBLOCK: if the last component was swapped for a link or a FIFO
-            # after the checks above, the open fails or returns at once instead of following it.
-            flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-            fd = os.open(real, flags)
-        except OSError:
-            return "unreadable"
+            with self.walk.locate(parts) as entry:
+                if entry.stat is None:
+                    return "missing"
+                if not entry.is_file:
+                    return "not-a-file"  # directories, FIFOs (whose open would block), devices, sockets
+                if entry.stat.st_size > self.max_file_bytes:
+                    return "too-large"
+                fd = open_file(entry)  # refused when swapped for a link or a FIFO since the lstat
+        except Refused as refused:
+            return _READ_PROBLEMS[refused.problem]
         with os.fdopen(fd, "rb") as f:
-            after = os.fstat(f.fileno())
-            if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(
-                after.st_mode
-            ):
-                return "unreadable"  # replaced between the check and the open: do not read it
             try:
                 raw = f.read(self.max_file_bytes + 1)
             except OSError:
@@ -188,6 +200,54 @@ class MemoryRoot:
             return "too-large"  # grew after the size check
         return raw
 
+    # -- listing -----------------------------------------------------------------------------
+    def files_under(self, parts: Sequence[str], suffix: str = "") -> Iterator[list[str]]:
+        """The regular files beneath the directory `parts` names (its own components first), as
+        components from the root in the order met. Symbolically linked directories are never
+        descended (no cycles, no escape); a linked file is listed only if it leads to a regular
+        file inside the root. Names that are not valid UTF-8 (surrogate-escaped by Python) are
+        skipped: they cannot be sent over JSON-RPC."""
+        try:
+            fd, _where = self.walk.open_directory(parts)
+        except Refused:
+            return
+        pending = [(fd, list(parts))]  # directories still to list, walked without recursion
+        try:
+            while pending:
+                dir_fd, at = pending.pop()
+                try:
+                    yield from self._listed(dir_fd, at, suffix, pending)
+                finally:
+                    os.close(dir_fd)
+        finally:
+            for dir_fd, _at in pending:  # a consumer that stopped early
+                os.close(dir_fd)
+
+    def _listed(
+        self, dir_fd: int, at: list[str], suffix: str, pending: list[tuple[int, list[str]]]
+    ) -> Iterator[list[str]]:
+        try:
+            entries = sorted(scan(dir_fd))
+        except OSError:
+            return
+        for name, info in entries:
+            if _has_surrogate(name):
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                try:
+                    pending.append((os.open(name, _DIRECTORY_FLAGS, dir_fd=dir_fd), [*at, name]))
+                except OSError:
+                    continue  # swapped for a link (or gone) since it was listed
+            elif name.endswith(suffix) and (stat.S_ISREG(info.st_mode) or self._is_linked_file([*at, name])):
+                yield [*at, name]
+
+    def _is_linked_file(self, parts: list[str]) -> bool:
+        try:
+            with self.walk.locate(parts) as entry:
+                return entry.is_file
+        except Refused:
+            return False
+
     # -- legacy migration (behavior.md#memory-layout) --------------------------------------
     def migrate_legacy_project_memory(self, project_id: str) -> bool:
         """Rename `projects/<id>/memory.md` to `MEMORY.md` when only the lowercase name exists.
@@ -195,97 +255,175 @@ class MemoryRoot:
         Idempotent. Names are compared as exact directory entries, so on a case-insensitive file
         system (where `MEMORY.md` "exists" as soon as `memory.md` does) the case-only rename still
         happens once and the next call sees `MEMORY.md` and does nothing. Returns True if renamed.
+        The legacy file must be a regular file inside the root (a link out of it is left alone).
         """
-        directory = self.project_dir(project_id)
-        if self.resolve(directory) is None:
+        parts = ["projects", _checked(project_id, "project ID")]
+        try:
+            fd, _where = self.walk.open_directory(parts)
+        except Refused:
             return False
         try:
-            names = set(os.listdir(directory))
-        except OSError:
-            return False
-        if MEMORY_FILE in names or LEGACY_MEMORY_FILE not in names:
-            return False
-        legacy = os.path.join(directory, LEGACY_MEMORY_FILE)
-        if self.resolve(legacy) is None:
-            return False
-        return _rename_without_replacing(legacy, os.path.join(directory, MEMORY_FILE))
+            names = set(os.listdir(fd))
+            if MEMORY_FILE in names or LEGACY_MEMORY_FILE not in names:
+                return False
+            if not self._is_linked_file([*parts, LEGACY_MEMORY_FILE]):
+                return False
+            directory = self.project_dir(project_id)
+            return _rename_without_replacing(fd, directory, LEGACY_MEMORY_FILE, MEMORY_FILE)
+        finally:
+            os.close(fd)
 
     # -- memory keys (behavior.md#section-memory-keys) and the memory-artifacts test
     # (behavior.md#memory-reminder)
     def memory_keys(self, session_id: str, project_id: str | None) -> list[str]:
         """Relative paths of the memory files listed in "# Memory keys index", sorted by code units."""
-        tops = [self.global_dir(), self.session_dir(session_id)]
+        tops = [["global"], ["sessions", _checked(session_id, "session ID")]]
         excluded = {self.global_memory_path(), self.checkpoint_path(session_id)}
         if project_id and project_id != GLOBAL_PROJECT_ID:
-            tops.append(self.project_dir(project_id))
+            tops.append(["projects", _checked(project_id, "project ID")])
             excluded.add(self.project_memory_path(project_id))
         spill = os.sep + "checkpoint" + os.sep + "learning-"
-        keys = [
-            self.relative(path)
-            for top in tops
-            for path in self._markdown_files(top)
-            if path not in excluded and spill not in path
-        ]
+        keys = []
+        for top in tops:
+            for parts in self.files_under(top, ".md"):
+                path = os.path.join(self.root, *parts)
+                if path not in excluded and spill not in path:
+                    keys.append(self.relative(path))
         return sorted(keys, key=utf16_sort_key)
 
-    def _markdown_files(self, top: str) -> Iterator[str]:
-        """Regular `*.md` files under `top`, recursively, as `top`-joined paths.
+    # -- the memory of one session, by key (the model tools, behavior.md#d18) -----------------
+    def scopes(self, session_id: str, project_id: str | None) -> list[str]:
+        """The directories one session's memory lives in: its own, its project's (a real
+        project only, as for the memory keys) and the global one."""
+        dirs = [self.session_dir(session_id)]
+        if project_id and project_id != GLOBAL_PROJECT_ID:
+            dirs.append(self.project_dir(project_id))
+        dirs.append(self.global_dir())
+        return dirs
 
-        Symlinked directories are never descended (no cycles, no escape); a symlinked file is
-        listed only if it resolves inside the root to a regular file. Names that are not valid
-        UTF-8 (surrogate-escaped by Python) are skipped: they cannot be sent over JSON-RPC.
-        """
-        if self.resolve(top) is None or not os.path.isdir(top):
-            return
-        for dirpath, _dirnames, filenames in os.walk(top, followlinks=False):
-            for name in filenames:
-                if not name.endswith(".md") or _has_surrogate(name):
-                    continue
-                path = os.path.join(dirpath, name)
-                real = self.resolve(path)
-                if real is not None and os.path.isfile(real):
-                    yield path
+    def scoped_files(self, session_id: str, project_id: str | None) -> list[str]:
+        """Every memory file (`*.md`, recursively) of the session's scopes, as paths joined under
+        the root, sorted by relative path (code units). Listed by the confined walk (`files_under`);
+        a key through a symbolic link is left out, since `key_problem` refuses it."""
+        files = [
+            path
+            for top in self.scopes(session_id, project_id)
+            for parts in self.files_under(self.parts(top) or [], ".md")
+            for path in [os.path.join(self.root, *parts)]
+            if self.key_problem(self.relative(path), session_id, project_id)[1] is None
+        ]
+        return sorted(files, key=lambda path: utf16_sort_key(self.relative(path)))
+
+    def key_problem(self, key: str, session_id: str, project_id: str | None) -> tuple[str, Problem | None]:
+        """The path a model names a memory file by (`key`), checked: `(path under the root, None)`,
+        or `(key, problem)`. A key is relative to the root (`sessions/<sid>/notes.md`); an absolute
+        path is accepted only when it starts with `<root><sep>`, and is read as the key after it.
+        Refused: any other absolute path and any `..` or `.` component (`outside-root`), a key
+        outside the session's scopes (`outside-scope`), a symbolic link on the way (`symlink`).
+        The read itself is confined by the walk whatever happens between this check and it."""
+        if os.path.isabs(key):
+            if not key.startswith(self._prefix()):
+                return key, "outside-root"
+            key = key[len(self._prefix()) :]
+        parts = key.replace(os.altsep or os.sep, os.sep).split(os.sep)
+        if not key or any(p in ("", ".", "..") or "\0" in p for p in parts):
+            return key, "outside-root"
+        path = os.path.join(self.root, *parts)
+        if not any(path.startswith(top + os.sep) for top in self.scopes(session_id, project_id)):
+            return key, "outside-scope"
+        walked = self.root
+        for part in parts:
+            walked = os.path.join(walked, part)
+            if os.path.islink(walked):
+                return key, "symlink"
+        return path, None
+
+    def read_key(self, key: str, session_id: str, project_id: str | None) -> tuple[str, ReadOutcome]:
+        """Read the memory file a model names by `key` (`key_problem`), confined like every read."""
+        path, problem = self.key_problem(key, session_id, project_id)
+        if problem is not None:
+            return path, ReadOutcome(None, problem)
+        return path, self.read_text(path)
 
     def session_dir_nonempty(self, session_id: str) -> bool:
         """True when the session memory directory exists inside the root and has any entry."""
-        directory = self.session_dir(session_id)
-        real = self.resolve(directory)
-        if real is None or not os.path.isdir(real):
+        try:
+            fd, _where = self.walk.open_directory(["sessions", _checked(session_id, "session ID")])
+        except Refused:
             return False
         try:
-            with os.scandir(real) as entries:
-                return next(entries, None) is not None
+            return bool(os.listdir(fd))
         except OSError:
             return False
+        finally:
+            os.close(fd)
+
+
+def read_confined(root: MemoryRoot, relpath: str) -> ReadOutcome:
+    """The memory file at `relpath` (relative to the root; `..` may not climb above it), read and
+    decoded as every memory file is (behavior.md#file-reading)."""
+    parts = parts_of(relpath)
+    if os.path.isabs(relpath) or not parts:
+        return ReadOutcome(None, "outside-root")
+    return root.read_text(os.path.join(root.root, *parts))
+
+
+def list_confined(root: MemoryRoot, reldir: str = "", suffix: str = "") -> list[str]:
+    """The regular files beneath `reldir` (relative to the root; "" is the whole root) whose names
+    end with `suffix`, as paths relative to the root, sorted by UTF-16 code units. What cannot be
+    listed (missing, outside the root) lists nothing."""
+    if os.path.isabs(reldir):
+        return []
+    found = (os.path.join(*parts) for parts in root.files_under(parts_of(reldir), suffix))
+    return sorted(found, key=utf16_sort_key)
+
+
+_READ_PROBLEMS: dict[str, Problem] = {
+    "no-root": "missing",
+    "outside-root": "outside-root",
+    "missing": "missing",
+    "not-a-directory": "missing",  # a file where a directory of the path should be
+    "unreadable": "unreadable",
+}
+_DIRECTORY_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 
 
 def _has_surrogate(name: str) -> bool:
     return any("\ud800" <= ch <= "\udfff" for ch in name)
 
 
-def _rename_without_replacing(src: str, dst: str) -> bool:
-    """Rename `src` to `dst` unless some other `dst` already exists (never clobber a MEMORY.md)."""
+def _rename_without_replacing(dir_fd: int, directory: str, src: str, dst: str) -> bool:
+    """Rename `src` to `dst` in the directory `dir_fd` unless some other `dst` already exists
+    (never clobber a MEMORY.md). `directory` names it, for the case-insensitive test only."""
+    at = {"src_dir_fd": dir_fd, "dst_dir_fd": dir_fd}
     try:
-        os.link(src, dst, follow_symlinks=False)  # fails if dst exists: no check-then-rename race
+        os.link(src, dst, follow_symlinks=False, **at)  # fails if dst exists: no check-then-rename race
     except FileExistsError:
         # On a case-insensitive file system dst *is* src: do the case-only rename.
         try:
-            if not os.path.samefile(src, dst):
+            if not os.path.samefile(os.path.join(directory, src), os.path.join(directory, dst)):
                 return False
-            os.rename(src, dst)
+            os.rename(src, dst, **at)
             return True
         except OSError:
             return False
     except OSError:  # hard links unsupported here: fall back to a checked rename
         try:
-            if os.path.lexists(dst):
-                return False
-            os.rename(src, dst)
+            os.stat(dst, dir_fd=dir_fd, follow_symlinks=False)
+            return False
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return False
+        try:
+            os.rename(src, dst, **at)
             return True
         except OSError:
             return False
     try:
-        os.unlink(src)
+        os.unlink(src, dir_fd=dir_fd)
     except OSError:
         pass  # both names now point at the same file; MEMORY.md is what gets read
     return True

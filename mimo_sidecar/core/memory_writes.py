@@ -2,16 +2,20 @@
 
 A write replaces a file whole or not at all (behavior.md#checkpoint-commit):
 
-1. every directory from the root down to the file's directory is checked (an existing one must
-   resolve inside the real root and be a directory) or created, one level at a time, so a symbolic
-   link on the way can never lead the write out of the root;
-2. an existing target must resolve inside the root and be a regular file; a symbolic link inside
-   the root is written through (the file the readers read is the one replaced);
-3. the bytes go to a temporary file in the target's own directory (`.<name>.<random>.tmp`: a name
-   no reader lists), which is flushed and fsynced, then renamed over the target — or, for a
-   create-only write, hard-linked to it, which fails when the target exists, so an existing file is
-   never replaced; the directory is fsynced after the rename;
-4. on any failure the temporary file is removed and the old file, if any, is left as it was.
+1. the path is walked from a handle of the root one component at a time (`core.confined`): every
+   directory on the way is opened from the one before it without following a link, missing ones
+   are created there, and a symbolic link is followed only while it stays beneath the root, so no
+   link, even one swapped in during the write, can lead it out of the root;
+2. an existing target must be a regular file; a symbolic link to one inside the root is written
+   through (the file the readers read is the one replaced);
+3. the bytes go to a temporary file created in the directory so opened (`.<name>.<random>.tmp`: a
+   name no reader lists), flushed and fsynced, then renamed over the target within that same
+   directory (`os.replace` with `src_dir_fd`/`dst_dir_fd`) — or, for a create-only write,
+   hard-linked to it, which fails when the target exists, so an existing file is never replaced;
+   the directory is fsynced after the rename;
+4. on any failure the temporary file is removed and the old file, if any, is left as it was. A
+   process killed mid-write leaves its temporary file; `remove_stale_temp_files` removes those of
+   a directory (a session's, when it opens).
 
 A refused or failed write raises `WriteRefused` with its `problem`; the caller turns it into a
 domain error. The root itself must exist: it is never created.
@@ -20,15 +24,27 @@ domain error. The root itself must exist: it is never created.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from typing import Literal
 
+from .confined import Refused
 from .memory_files import MemoryRoot
 
 WriteProblem = Literal["no-root", "outside-root", "not-a-directory", "not-a-file", "os-error"]
 NEW_FILE_MODE = 0o666  # before the umask, like any file an editor creates
-DIRECTORY_MODE = 0o777
+TEMP_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")  # `_temp_name`'s names, and nothing a host writes
+_WALK_PROBLEMS: dict[str, WriteProblem] = {
+    "no-root": "no-root",
+    "outside-root": "outside-root",
+    "not-a-directory": "not-a-directory",
+    "missing": "not-a-directory",  # a directory through a link that is not there
+    "unreadable": "os-error",
+}
 
 
 class WriteRefused(Exception):
@@ -47,90 +63,72 @@ def write_atomically(memory: MemoryRoot, path: str, data: bytes, *, replace: boo
     With `replace=False` an existing file is left alone. Returns True when the file was written,
     False when it existed and `replace` was False. Raises `WriteRefused`.
     """
-    real_root = _real_root(memory)
-    directory = _confined_directory(memory, real_root, os.path.dirname(path))
-    target = os.path.join(directory, os.path.basename(path))
-    existing = _existing_target(memory, target)
-    if existing is not None and not replace:
-        return False
-    target = existing.path if existing is not None else target
-    mode = existing.mode if existing is not None else None
-    temp = _write_temp(os.path.dirname(target), os.path.basename(target), data, mode)
+    parts = memory.parts(path)
+    if not parts:
+        raise WriteRefused("outside-root", path)
     try:
-        if replace:
-            os.replace(temp, target)
-        elif not _link_new(temp, target):
+        entry = memory.walk.locate(parts, create_dirs=True)
+    except Refused as refused:
+        raise WriteRefused(_WALK_PROBLEMS[refused.problem], path, refused.detail) from None
+    with entry:
+        if entry.stat is not None and not entry.is_file:
+            raise WriteRefused("not-a-file", path)
+        if entry.stat is not None and not replace:
             return False
-        _fsync_directory(os.path.dirname(target))
-    except OSError as exc:
-        raise WriteRefused("os-error", path, exc.strerror or str(exc)) from exc
-    finally:
-        _remove(temp)  # after a rename it is gone already; after a link it is the second name
+        mode = stat.S_IMODE(entry.stat.st_mode) if entry.stat is not None else None
+        temp = _write_temp(entry.dir_fd, entry.name, data, mode, path)
+        at = {"src_dir_fd": entry.dir_fd, "dst_dir_fd": entry.dir_fd}
+        try:
+            if replace:
+                os.replace(temp, entry.name, **at)
+            elif not _link_new(temp, entry.name, at):
+                return False
+            _fsync(entry.dir_fd)
+        except OSError as exc:
+            raise WriteRefused("os-error", path, exc.strerror or str(exc)) from exc
+        finally:
+            _remove(entry.dir_fd, temp)  # after a rename it is gone already; after a link, the second name
     return True
 
 
-class _Existing:
-    def __init__(self, path: str, mode: int) -> None:
-        self.path = path
-        self.mode = mode
-
-
-def _real_root(memory: MemoryRoot) -> str:
-    real = os.path.realpath(memory.root)
-    if not os.path.isdir(real):
-        raise WriteRefused("no-root", memory.root)
-    return real
-
-
-def _confined_directory(memory: MemoryRoot, real_root: str, directory: str) -> str:
-    """The real path of `directory`, each missing level created inside the root."""
-    relative = os.path.relpath(os.path.abspath(directory), memory.root)
-    if relative == os.curdir:
-        return real_root
-    if relative.startswith(os.pardir):
-        raise WriteRefused("outside-root", directory)
-    current = real_root
-    for name in relative.split(os.sep):
-        step = os.path.join(current, name)
-        if not os.path.lexists(step):
+def remove_stale_temp_files(memory: MemoryRoot, directory: str) -> int:
+    """Remove the temporary files that writes into `directory` (under the memory root) left when
+    their process died mid-write; returns how many. Best effort: what cannot be removed stays."""
+    parts = memory.parts(directory)
+    if parts is None:
+        return 0
+    try:
+        fd, _where = memory.walk.open_directory(parts)
+    except Refused:
+        return 0
+    removed = 0
+    try:
+        for name in os.listdir(fd):
+            if not TEMP_NAME.fullmatch(name):
+                continue
             try:
-                os.mkdir(step, DIRECTORY_MODE)
-            except FileExistsError:
-                pass  # created meanwhile: checked below like any existing one
-            except OSError as exc:
-                raise WriteRefused("os-error", step, exc.strerror or str(exc)) from exc
-        real = memory.resolve(step)
-        if real is None:
-            raise WriteRefused("outside-root", step)
-        if not os.path.isdir(real):
-            raise WriteRefused("not-a-directory", step)
-        current = real
-    return current
+                if stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    os.unlink(name, dir_fd=fd)
+                    removed += 1
+            except OSError:
+                continue
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return removed
 
 
-def _existing_target(memory: MemoryRoot, target: str) -> _Existing | None:
-    if not os.path.lexists(target):
-        return None
-    real = memory.resolve(target)
-    if real is None:
-        raise WriteRefused("outside-root", target)
+def _temp_name(name: str) -> str:
+    return f".{name}.{secrets.token_hex(6)}.tmp"
+
+
+def _write_temp(dir_fd: int, name: str, data: bytes, mode: int | None, path: str) -> str:
+    temp = _temp_name(name)
     try:
-        info = os.stat(real)
-    except FileNotFoundError:
-        return None  # a dangling link inside the root: written as a new file at its own place
+        fd = os.open(temp, TEMP_FLAGS, NEW_FILE_MODE, dir_fd=dir_fd)
     except OSError as exc:
-        raise WriteRefused("os-error", target, exc.strerror or str(exc)) from exc
-    if not stat.S_ISREG(info.st_mode):
-        raise WriteRefused("not-a-file", target)
-    return _Existing(real, stat.S_IMODE(info.st_mode))
-
-
-def _write_temp(directory: str, name: str, data: bytes, mode: int | None) -> str:
-    temp = os.path.join(directory, f".{name}.{secrets.token_hex(6)}.tmp")
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), NEW_FILE_MODE)
-    except OSError as exc:
-        raise WriteRefused("os-error", temp, exc.strerror or str(exc)) from exc
+        raise WriteRefused("os-error", path, exc.strerror or str(exc)) from exc
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
@@ -139,44 +137,39 @@ def _write_temp(directory: str, name: str, data: bytes, mode: int | None) -> str
                 os.fchmod(f.fileno(), mode)  # keep the replaced file's permissions
             os.fsync(f.fileno())
     except OSError as exc:
-        _remove(temp)
-        raise WriteRefused("os-error", temp, exc.strerror or str(exc)) from exc
+        _remove(dir_fd, temp)
+        raise WriteRefused("os-error", path, exc.strerror or str(exc)) from exc
     return temp
 
 
-def _link_new(temp: str, target: str) -> bool:
+def _link_new(temp: str, target: str, at: dict[str, int]) -> bool:
     """Give `temp` the name `target` unless `target` exists; False when it does."""
     try:
-        os.link(temp, target, follow_symlinks=False)
+        os.link(temp, target, follow_symlinks=False, **at)
     except FileExistsError:
         return False
     except OSError:
         # No hard links here (some network and FAT file systems): an exclusive rename is not
         # available either, so check, then rename; a file created in between is replaced.
-        if os.path.lexists(target):
+        try:
+            os.stat(target, dir_fd=at["dst_dir_fd"], follow_symlinks=False)
             return False
-        os.rename(temp, target)
+        except FileNotFoundError:
+            os.rename(temp, target, **at)
     return True
 
 
-def _fsync_directory(directory: str) -> None:
-    """Make the rename durable. Not every system can open a directory (Windows): skipped there."""
+def _fsync(dir_fd: int) -> None:
+    """Make the rename durable (some file systems refuse fsync on a directory: the rename has
+    happened anyway)."""
     try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        os.fsync(dir_fd)
     except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some file systems refuse fsync on a directory; the rename itself has happened
-    finally:
-        os.close(fd)
-
-
-def _remove(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
         pass
+
+
+def _remove(dir_fd: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
     except OSError:
-        pass  # best effort: a temporary file the next write does not reuse (random name)
+        pass  # gone already, or best effort: a temporary file the next open removes

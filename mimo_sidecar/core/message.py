@@ -7,10 +7,12 @@ own annotations (`seq`, the caches) live on this record, never inside the host's
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from .jsjson import js_json_length
 from .jstext import est_len
+from .provider_count import Counting, PartCost, cost_tokens, part_cost
 from .words import MAIN_AGENT
 
 # behavior.md#stringify-parity: a part that cannot be serialized counts 1000
@@ -31,6 +33,8 @@ def created_problem(value: Any) -> CreatedProblem | None:
     fraction (`1767225600000.0`, which a Python host may send) is the same integer and is valid."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return "type"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "type"  # `1e400` on the wire: not a number of milliseconds at all
     if isinstance(value, float) and not value.is_integer():
         return "fraction"
     if value < 0:
@@ -51,9 +55,21 @@ class Message:
 
     `part_tokens` caches each part's estimate and `tokens` their sum. They are maintained by
     `set_part`/`remove_part`/`replace_parts`, so a session re-estimate after one change costs O(1).
+    `part_costs()` caches, the same way but lazily, what each part costs a provider
+    (`provider_count`, behavior.md#d15), and `request_tokens` the message's request-size figure.
     """
 
-    __slots__ = ("info", "parts", "seq", "part_tokens", "tokens", "_part_index", "derived", "_flags")
+    __slots__ = (
+        "info",
+        "parts",
+        "seq",
+        "part_tokens",
+        "tokens",
+        "_part_index",
+        "derived",
+        "_flags",
+        "_costs",
+    )
 
     def __init__(self, info: Json, parts: list[Json] | None = None, seq: int = 0) -> None:
         self.info = info
@@ -64,8 +80,9 @@ class Message:
         self._part_index: dict[str, int] = {}
         # Values other modules derive from this message (the watermark projection...). Cleared on
         # every change, so a derived value is computed once per version of the message.
-        self.derived: dict[str, Any] = {}
+        self.derived: dict[Any, Any] = {}
         self._flags: tuple[bool, bool, bool] | None = None
+        self._costs: list[PartCost | None] = []
         self.replace_parts(parts or [])
 
     # -- identity and classification -------------------------------------------------------
@@ -139,6 +156,7 @@ class Message:
     def replace_parts(self, parts: list[Json]) -> None:
         self.parts = list(parts)
         self.part_tokens = [part_tokens(p) for p in self.parts]
+        self._costs = [None] * len(self.parts)
         self.tokens = sum(self.part_tokens)
         self._reindex()
         self.changed()
@@ -157,6 +175,7 @@ class Message:
         if i is None:
             self.parts.append(part)
             self.part_tokens.append(cost)
+            self._costs.append(None)
             if isinstance(pid, str):
                 self._part_index[pid] = len(self.parts) - 1
             self.tokens += cost
@@ -164,6 +183,7 @@ class Message:
             self.tokens += cost - self.part_tokens[i]
             self.parts[i] = part
             self.part_tokens[i] = cost
+            self._costs[i] = None
         self.changed()
 
     def remove_part(self, part_id: str) -> bool:
@@ -173,6 +193,7 @@ class Message:
         self.tokens -= self.part_tokens[i]
         del self.parts[i]
         del self.part_tokens[i]
+        del self._costs[i]
         self._reindex()
         self.changed()
         return True
@@ -182,7 +203,26 @@ class Message:
         cost = part_tokens(self.parts[index])
         self.tokens += cost - self.part_tokens[index]
         self.part_tokens[index] = cost
+        self._costs[index] = None
         self.changed()
+
+    # -- the request-size figure (behavior.md#d15) ---------------------------------------------
+    def part_costs(self) -> list[PartCost]:
+        """Each part's provider cost, computed once per version of the part."""
+        costs = self._costs
+        for i, cost in enumerate(costs):
+            if cost is None:
+                costs[i] = part_cost(self.parts[i])
+        return costs  # type: ignore[return-value]  # every entry is set above
+
+    def request_tokens(self, counting: Counting) -> int:
+        """What the message's parts cost `counting`'s provider in a request (the reasoning a usage
+        record says a response produced is added per response: `request_size`)."""
+        key = ("request-tokens", counting)
+        cached = self.derived.get(key)
+        if cached is None:
+            cached = self.derived[key] = sum(cost_tokens(c, counting) for c in self.part_costs())
+        return int(cached)
 
     def to_json(self) -> Json:
         return {"info": self.info, "parts": self.parts}

@@ -20,7 +20,7 @@ behavior.md#section-recent-user
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from . import texts
@@ -35,6 +35,8 @@ RECENT_USER_EXCLUDED_PARTS = frozenset({"tool", "checkpoint", "compaction"})
 HEAD_SHARE = 0.6  # truncateUser keeps floor(cap × 0.6) × 4 units of head ...
 TAIL_SHARE = 0.3  # ... and floor(cap × 0.3) × 4 units of tail (behavior.md#section-recent-user)
 MIN_TRUNCATION_CAP = 4  # below it truncateUser's tail is the whole text (JavaScript `slice(-0)`)
+# The elision marker: (elided tokens, message ID) -> its line (the reference's, or behavior.md#d18's).
+Marker = Callable[[int, str], str]
 
 
 # -- candidates ------------------------------------------------------------------------------------
@@ -89,7 +91,9 @@ def newest_user_ask(newest_first: Iterable[Message]) -> Message | None:
 
 
 # -- truncation ------------------------------------------------------------------------------------
-def truncate_user(text: str, cap: int, message_id: str) -> str:
+def truncate_user(
+    text: str, cap: int, message_id: str, marker: Marker = texts.user_elision_marker
+) -> str:
     """behavior.md#truncate-user `truncateUser`: head 60 % / tail 30 % of the cap with an elision line
     between."""
     total = est(text)
@@ -99,19 +103,21 @@ def truncate_user(text: str, cap: int, message_id: str) -> str:
     k = math.floor(cap * TAIL_SHARE) * 4
     tail = drop_leading_low(tail16(text, k))  # k == 0: the whole text (JavaScript `slice(-0)`)
     elided = total - est(head) - est(tail)
-    return head + "\n" + texts.user_elision_marker(elided, message_id) + "\n" + tail
+    return head + "\n" + marker(elided, message_id) + "\n" + tail
 
 
-def fit_user_entry(raw: str, per_msg: int, budget: int, message_id: str) -> str | None:
+def fit_user_entry(
+    raw: str, per_msg: int, budget: int, message_id: str, marker: Marker = texts.user_elision_marker
+) -> str | None:
     """`truncateUser(raw, per_msg)`, or with the largest smaller cap whose entry costs at most
     `budget` tokens; None when even the smallest truncation does not fit (D13)."""
-    entry = truncate_user(raw, per_msg, message_id)
+    entry = truncate_user(raw, per_msg, message_id, marker)
     if est(entry) <= budget:
         return entry
     lo, hi, best = MIN_TRUNCATION_CAP, min(per_msg, budget), None
     while lo <= hi:  # the entry's cost grows with the cap: the largest cap that fits
         mid = (lo + hi) // 2
-        candidate = truncate_user(raw, mid, message_id)
+        candidate = truncate_user(raw, mid, message_id, marker)
         if est(candidate) <= budget:
             best, lo = candidate, mid + 1
         else:
@@ -139,13 +145,15 @@ def _eligible_user_texts(candidates: Sequence[Message]) -> list[tuple[str, str]]
     return [(m.id, raw_user_text(m)) for m in candidates if is_user_ask(m)]
 
 
-def _fill(eligible: list[tuple[str, str]], caps: PushCaps) -> tuple[list[tuple[str, str]], set[str]]:
+def _fill(
+    eligible: list[tuple[str, str]], caps: PushCaps, marker: Marker
+) -> tuple[list[tuple[str, str]], set[str]]:
     """Newest to oldest under `caps.recent_user`; the first entry that does not fit stops the loop."""
     remaining = caps.recent_user
     kept: list[tuple[str, str]] = []
     truncated: set[str] = set()
     for mid, raw in reversed(eligible):
-        entry = truncate_user(raw, caps.recent_user_per_msg, mid)
+        entry = truncate_user(raw, caps.recent_user_per_msg, mid, marker)
         cost = est(entry)
         if remaining - cost < 0:
             break  # older messages are dropped too, even smaller ones
@@ -158,20 +166,23 @@ def _fill(eligible: list[tuple[str, str]], caps: PushCaps) -> tuple[list[tuple[s
 
 
 def recent_user_entries(
-    candidates: Sequence[Message], caps: PushCaps, newest_ask: Message | None = None
+    candidates: Sequence[Message],
+    caps: PushCaps,
+    newest_ask: Message | None = None,
+    marker: Marker = texts.user_elision_marker,
 ) -> RecentUser:
     """The section's entries over the logical window of `candidates` (chronological main-slice
     messages). `newest_ask`, when given, is kept per D13."""
     if caps.recent_user <= 0:
         return RecentUser([], 0, frozenset(), True)
     eligible = _eligible_user_texts(logical_window(reversed(candidates)))
-    kept, truncated = _fill(eligible, caps)
+    kept, truncated = _fill(eligible, caps, marker)
     if newest_ask is None or (kept and kept[-1][0] == newest_ask.id):
         return RecentUser(kept, len(eligible), frozenset(truncated), False)
     in_window = any(mid == newest_ask.id for mid, _ in eligible)
     why = texts.ASK_OVER_SECTION_CAP if in_window else texts.ASK_OUTSIDE_WINDOW
     raw = raw_user_text(newest_ask)
-    entry = fit_user_entry(raw, caps.recent_user_per_msg, caps.recent_user, newest_ask.id)
+    entry = fit_user_entry(raw, caps.recent_user_per_msg, caps.recent_user, newest_ask.id, marker)
     if entry is None:
         return RecentUser(
             kept, len(eligible), frozenset(truncated), False, unfit=texts.ASK_SECTION_CAP_TOO_SMALL

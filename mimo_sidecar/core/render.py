@@ -38,6 +38,7 @@ from .message import Json, Message
 from .recent_user import RecentUser, recent_user_entries
 from .tail_digest import MAX_LINES as ACTIVITY_MAX_LINES
 from .tail_digest import build_digest
+from .tool_pointers import REFERENCE_TEXTS, PointerTexts
 from .words import MAIN_AGENT
 
 # behavior.md#section-tasks: the cut keeps cap − 60 units; the note is ≤ 59 units + "\n"
@@ -86,6 +87,7 @@ class RenderInputs:
     agent_id: str | None = None
     memory_keys: Sequence[str] | None = None
     newest_user_ask: Message | None = None
+    pointers: PointerTexts = REFERENCE_TEXTS  # how the texts name the model's tools (D18)
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,8 @@ class RenderResult:
     shed_units: list[str] = field(default_factory=list)  # D7, in shedding order
     empty_reason: str | None = None  # why `text` is empty (agent gate, early bail)
     content: RenderedContent = field(default_factory=RenderedContent)
+    # The tools the text names (its preamble, markers, hints, notes, reminder), as it writes them (D18).
+    tools_named: tuple[str, ...] = ()
 
 
 # =============================================================================================
@@ -300,26 +304,26 @@ def ledger_text(tasks: Sequence[Json]) -> str:
     return ledger_layout(tasks)[0]
 
 
-def truncate_ledger(s: str, cap: int) -> tuple[str, bool]:
+def truncate_ledger(s: str, cap: int, note: str = texts.LEDGER_TRUNCATED) -> tuple[str, bool]:
     """`s[0 : cap − 60] + "\\n" + note` when over the cap (a negative end counts from the end,
     behavior.md#js-negative-slice); a high surrogate left dangling by the cut is dropped (D9)."""
     if len16(s) <= cap:
         return s, False
-    return drop_dangling_high(slice16(s, 0, cap - LEDGER_NOTE_RESERVE)) + "\n" + texts.LEDGER_TRUNCATED, True
+    return drop_dangling_high(slice16(s, 0, cap - LEDGER_NOTE_RESERVE)) + "\n" + note, True
 
 
-def _tasks_block(tasks: Sequence[Json], cap: int) -> _Block:
+def _tasks_block(tasks: Sequence[Json], cap: int, note: str) -> _Block:
     block = _Block(KEY_TASKS, _heading(texts.HEADING_TASKS), cap, "chars")
     if not tasks:
         block.reason = "no tasks"
         block.set_lines(push_section(texts.HEADING_TASKS, texts.NO_TASKS))
         return block
     full, ends = ledger_layout(tasks)
-    body, block.truncated = truncate_ledger(full, cap)
+    body, block.truncated = truncate_ledger(full, cap, note)
     kept16 = len16(body)
     if block.truncated:
         block.reason = f"over cap: ledger cut from {len16(full)} to {kept16} chars"
-        kept16 -= len16("\n" + texts.LEDGER_TRUNCATED)
+        kept16 -= len16("\n" + note)
     block.listed = frozenset(tid for tid, end in ends if end <= kept16)
     block.set_lines(push_section(texts.HEADING_TASKS, body))
     return block
@@ -335,13 +339,17 @@ class _FileInput:
     reason: str | None = None  # why `read` is None
 
 
+Reader = Callable[[str, int, str, PointerTexts], BudgetedText]
+
+
 def _read_file(
     memory: MemoryRoot,
     label: str,
     path_of: Callable[[], str],
     budget: int,
-    reader: Callable[[str, int, str], BudgetedText],
+    reader: Reader,
     warnings: list[str],
+    hints: PointerTexts,
 ) -> _FileInput:
     try:
         path = path_of()
@@ -354,7 +362,7 @@ def _read_file(
     if outcome.text is None:
         reason = "file missing" if outcome.problem == "missing" else f"unreadable ({outcome.problem})"
         return _FileInput(path, None, reason)
-    return _FileInput(path, reader(outcome.text, budget, path))
+    return _FileInput(path, reader(outcome.text, budget, path, hints))
 
 
 def _project_memory_input(inputs: RenderInputs, warnings: list[str]) -> _FileInput:
@@ -375,6 +383,7 @@ def _project_memory_input(inputs: RenderInputs, warnings: list[str]) -> _FileInp
         inputs.caps.memory,
         section_aware_read,
         warnings,
+        inputs.pointers,
     )
 
 
@@ -387,7 +396,7 @@ class _Files:
 
 
 def _read_files(inputs: RenderInputs, warnings: list[str]) -> _Files:
-    memory, sid, caps = inputs.memory, inputs.session_id, inputs.caps
+    memory, sid, caps, hints = inputs.memory, inputs.session_id, inputs.caps, inputs.pointers
     checkpoint = _read_file(
         memory,
         "checkpoint",
@@ -395,13 +404,14 @@ def _read_files(inputs: RenderInputs, warnings: list[str]) -> _Files:
         caps.checkpoint,
         section_aware_read,
         warnings,
+        hints,
     )
     project = _project_memory_input(inputs, warnings)
     global_ = _read_file(
-        memory, "global memory", memory.global_memory_path, caps.global_, section_aware_read, warnings
+        memory, "global memory", memory.global_memory_path, caps.global_, section_aware_read, warnings, hints
     )
     notes = _read_file(
-        memory, "notes", lambda: memory.notes_path(sid), caps.notes, proportional_read, warnings
+        memory, "notes", lambda: memory.notes_path(sid), caps.notes, proportional_read, warnings, hints
     )
     return _Files(checkpoint, project, global_, notes)
 
@@ -410,15 +420,15 @@ def _file_text(f: _FileInput) -> str:
     return f.read.text if f.read is not None else ""
 
 
-def _truncation_reason(f: _FileInput, budget: int) -> str:
+def _truncation_reason(f: _FileInput, budget: int, hints: PointerTexts) -> str:
     assert f.read is not None and f.path is not None
-    skeleton = texts.skeleton_warning(f.read.total_tokens, budget, f.path)
+    skeleton = hints.skeleton_warning(f.read.total_tokens, budget, f.path)
     if f.read.text.endswith(skeleton):
         return f"skeleton only: the file holds {f.read.total_tokens} tokens"
     return f"over cap: the file holds {f.read.total_tokens} tokens"
 
 
-def _file_block(key: str, heading: str, f: _FileInput, cap: int) -> _Block:
+def _file_block(key: str, heading: str, f: _FileInput, cap: int, hints: PointerTexts) -> _Block:
     block = _Block(key, _heading(heading), cap, "tokens", path=f.path)
     if f.read is None:
         block.reason = f.reason
@@ -429,7 +439,7 @@ def _file_block(key: str, heading: str, f: _FileInput, cap: int) -> _Block:
     block.set_lines(push_section(heading, f.read.text, f.path))
     if f.read.truncated:
         block.truncated = True
-        block.reason = _truncation_reason(f, cap)
+        block.reason = _truncation_reason(f, cap, hints)
     return block
 
 
@@ -554,21 +564,28 @@ def _activity_block(tail: Sequence[Message] | None) -> _Block:
 # =============================================================================================
 # behavior.md#reminders Closing sentence and reminder
 # =============================================================================================
-def reminder_for(info: LastMessageInfo | None) -> str | None:
-    """None for no info or `{user}`; otherwise the reminder matching the last message's shape."""
+def reminder_for(
+    info: LastMessageInfo | None,
+    *,
+    has_task: bool = True,
+    pointers: PointerTexts = REFERENCE_TEXTS,
+    session_dir: str = "",
+) -> str | None:
+    """None for no info or `{user}`; otherwise the reminder matching the last message's shape.
+    D17: the stop reminder, which sends the model to a task's progress.md, only when the session
+    holds a task (and, with D18's pointers, when a tool can open that file)."""
     if info is None or info.kind == "user":
         return None
     if info.kind == "tool":
-        return texts.TOOL_REMINDER
+        return texts.TOOL_REMINDER if info.step_live else texts.TOOL_REMINDER_DIGESTED
     if info.finish == "tool-calls":
         return texts.AUTONOMOUS_LOOP_REMINDER
-    return texts.STOP_REMINDER
+    return pointers.stop_reminder(session_dir) if has_task else None
 
 
-def _foot_lines(has_activity: bool, info: LastMessageInfo | None) -> list[str]:
+def _foot_lines(has_activity: bool, reminder: str | None) -> list[str]:
     closing = texts.CLOSING_WITH_ACTIVITY if has_activity else texts.CLOSING_WITHOUT_ACTIVITY
     lines = ["", closing]
-    reminder = reminder_for(info)
     if reminder is not None:
         lines += ["", reminder]
     return lines
@@ -671,15 +688,15 @@ def _nothing_to_render(inputs: RenderInputs, files: _Files, recent: RecentUser) 
 
 
 def _sections(inputs: RenderInputs, files: _Files, recent: RecentUser, warnings: list[str]) -> list[_Block]:
-    caps = inputs.caps
+    caps, hints = inputs.caps, inputs.pointers
     return [
-        _tasks_block(inputs.tasks, caps.tasks_ledger),
-        _file_block(KEY_CHECKPOINT, texts.HEADING_CHECKPOINT, files.checkpoint, caps.checkpoint),
+        _tasks_block(inputs.tasks, caps.tasks_ledger, hints.ledger_note()),
+        _file_block(KEY_CHECKPOINT, texts.HEADING_CHECKPOINT, files.checkpoint, caps.checkpoint, hints),
         _actors_block(inputs.actors, caps.actor_ledger),
         _recent_user_block(recent, caps.recent_user),
-        _file_block(KEY_PROJECT_MEMORY, texts.HEADING_PROJECT_MEMORY, files.project, caps.memory),
-        _file_block(KEY_GLOBAL_MEMORY, texts.HEADING_GLOBAL_MEMORY, files.global_, caps.global_),
-        _file_block(KEY_NOTES, texts.HEADING_NOTES, files.notes, caps.notes),
+        _file_block(KEY_PROJECT_MEMORY, texts.HEADING_PROJECT_MEMORY, files.project, caps.memory, hints),
+        _file_block(KEY_GLOBAL_MEMORY, texts.HEADING_GLOBAL_MEMORY, files.global_, caps.global_, hints),
+        _file_block(KEY_NOTES, texts.HEADING_NOTES, files.notes, caps.notes, hints),
         _memory_keys_block(_list_memory_keys(inputs, warnings), caps.memory_titles),
         _activity_block(inputs.tail),
     ]
@@ -720,7 +737,10 @@ def render(inputs: RenderInputs) -> RenderResult:
         )
     warnings: list[str] = []
     files = _read_files(inputs, warnings)
-    recent = recent_user_entries(inputs.recent_candidates, inputs.caps, inputs.newest_user_ask)
+    hints = inputs.pointers
+    recent = recent_user_entries(
+        inputs.recent_candidates, inputs.caps, inputs.newest_user_ask, hints.elision_marker
+    )
     blocks = _sections(inputs, files, recent, warnings)
     if _nothing_to_render(inputs, files, recent):
         return _empty(
@@ -731,7 +751,11 @@ def render(inputs: RenderInputs) -> RenderResult:
             sections=_bailed_reports(blocks),
         )
     has_activity = bool(blocks[-1].lines)
-    layout = _Layout([texts.PREAMBLE, ""], blocks, _foot_lines(has_activity, inputs.last_message_info))
+    session_dir = _session_dir(inputs)
+    reminder = reminder_for(
+        inputs.last_message_info, has_task=bool(inputs.tasks), pointers=hints, session_dir=session_dir
+    )
+    layout = _Layout([hints.preamble(), ""], blocks, _foot_lines(has_activity, reminder))
     total = inputs.caps.total
     ask = inputs.newest_user_ask.id if inputs.newest_user_ask is not None else None
     shed = _apply_total_cap(layout, total, ask) if total is not None else []
@@ -748,7 +772,36 @@ def render(inputs: RenderInputs) -> RenderResult:
         bailed=False,
         shed_units=shed,
         content=_content(layout, recent),
+        tools_named=_tools_named(layout, recent, hints, reminder, session_dir),
     )
+
+
+def _session_dir(inputs: RenderInputs) -> str:
+    try:
+        return inputs.memory.session_dir(inputs.session_id)
+    except UnsafeName:
+        return ""
+
+
+FILE_KEYS = (KEY_CHECKPOINT, KEY_PROJECT_MEMORY, KEY_GLOBAL_MEMORY, KEY_NOTES)
+
+
+def _tools_named(
+    layout: _Layout, recent: RecentUser, hints: PointerTexts, reminder: str | None, session_dir: str
+) -> tuple[str, ...]:
+    """The tools the rendered text names, from what it holds after any shedding: the preamble, the
+    elision marker of a kept entry, the ledger's cut note, a cut file's hint, the stop reminder."""
+    names = list(hints.names("preamble"))
+    recent_block = layout.block(KEY_RECENT_USER)
+    if recent_block.lines and any(mid in recent.truncated_ids for mid, _ in recent_block.entries or []):
+        names += hints.names("elision")
+    if layout.block(KEY_TASKS).truncated:
+        names += hints.names("ledger")
+    if any(layout.block(k).lines and layout.block(k).truncated for k in FILE_KEYS):
+        names += hints.names("file-hint")
+    if reminder is not None and reminder not in (texts.TOOL_REMINDER, texts.AUTONOMOUS_LOOP_REMINDER):
+        names += hints.names("stop", session_dir)
+    return tuple(dict.fromkeys(names))
 
 
 def _content(layout: _Layout, recent: RecentUser) -> RenderedContent:

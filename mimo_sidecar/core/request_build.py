@@ -12,8 +12,9 @@ several carriers); `sources[i]` is the first of them. One stored message can als
 output messages (an inline assistant message yields an assistant and a tool message per step; a
 carrier's text after its results becomes a user message).
 
-`estimated_tokens` is the sum of the cached stored-message estimates (behavior.md#message-estimate)
-of the messages that contributed to the request — an estimate of the stored data, not of the converted JSON.
+`estimated_tokens` is the request-size figure of the stored messages that contributed to the request,
+as the provider of its format and target counts them (`request_size.messages_tokens`, behavior.md#d15;
+compacted results as their placeholder): an estimate of the stored data, not of the converted JSON.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from .formats.normalize import add_closing_text, add_reminder, inline_result, no
 from .formats.report import Report
 from .message import Message
 from .ordering import Ordering
+from .provider_count import counting_for
+from .request_size import message_token_counts
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class BuiltRequest:
     collapsed_ids: list[str] = field(default_factory=list)  # stored messages left out by the collapse
     warnings: list[str] = field(default_factory=list)
     estimated_tokens: int = 0
+    message_tokens: dict[str, int] = field(default_factory=dict)  # stored message → its share of it
     source_groups: list[list[str]] = field(default_factory=list)
     call_id_map: dict[str, str] = field(default_factory=dict)  # mapped call ID → stored call ID
     overrides: Json = field(default_factory=dict)  # request fields the history needs (thinking off)
@@ -84,12 +88,19 @@ def build_messages(
     history = render_history(fmt, turns, target, report, cache_ttl, model_in_use)
     rendered = history.rendered
     used = {source for group in rendered.sources for source in group}
+    model = (history.target.provider_id, history.target.model_id)
+    counting = counting_for(*(model if any(model) else model_in_use or (None, None)), fmt)
+    contributing = [m for m in msgs if m.id in used]
+    shares = dict(
+        zip((m.id for m in contributing), message_token_counts(contributing, counting), strict=True)
+    )
     return BuiltRequest(
         messages=rendered.messages,
         sources=[group[0] for group in rendered.sources],
         collapsed_ids=collapsed_ids,
         warnings=report.flush(),
-        estimated_tokens=sum(m.tokens for m in msgs if m.id in used),
+        estimated_tokens=sum(shares.values()),
+        message_tokens=shares,
         source_groups=rendered.sources,
         call_id_map=history.call_ids,
         overrides=rendered.overrides,

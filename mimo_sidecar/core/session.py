@@ -20,6 +20,7 @@ from . import texts
 from .errors import DomainError, ErrorCode, FieldPath
 from .message import Json, Message, created_problem
 from .ordering import Ordering, is_mimo_v2_message_id
+from .tool_pointers import ToolPointers
 from .words import MAIN_AGENT, WriterOutcome
 
 ACTIVE_ACTOR_STATUSES = frozenset({"pending", "running"})
@@ -57,6 +58,7 @@ class SyncBatch:
     tasks: list[Json] | None = None
     actors: list[Json] | None = None
     tool_name_map: dict[str, str] | None = None  # replaces the session's map when present
+    tool_pointers: ToolPointers | None = None  # replaces the session's declaration when present
 
 
 @dataclass
@@ -98,6 +100,9 @@ class Session:
         self.actors: list[Json] = []
         # The host's tool names -> MiMo's, for microcompaction (behavior.md#compactable-tools).
         self.tool_name_map: dict[str, str] = {}
+        # The model's tools that the rebuilt text may name (`toolPointers`, behavior.md#d18); None:
+        # the reference's wording, which names MiMo's.
+        self.tool_pointers: ToolPointers | None = None
         self._declared_ascending = ids_ascending
         self._id_mode = True  # until a non-conforming ID arrives (unless declared ascending)
         self._messages: dict[str, Message] = {}
@@ -183,14 +188,25 @@ class Session:
 
     def inherited_context(self) -> list[Message]:
         """The parent's main view (with its own inheritance) up to and including the context
-        watermark; the whole of it when the watermark is not found there (behavior.md#inherited-context)."""
+        watermark; the whole of it when the watermark is not found there (behavior.md#inherited-context).
+
+        The forks are walked in a loop, not by recursion, so that a chain of any depth is read
+        (3,000 forked sessions exhausted the interpreter's stack)."""
         if self._parent is None:
             return []
-        view = list(self._parent.context_view(MAIN_AGENT))
-        for i, m in enumerate(view):
-            if m.id == self._parent_watermark:
-                return view[: i + 1]
-        return view
+        chain = [self._parent]  # the sessions whose views stack up, nearest first
+        while (grandparent := chain[-1]._parent) is not None and chain[-1].view_start(MAIN_AGENT) is None:
+            chain.append(grandparent)
+        view = _StackedView(chain[-1].view_window(MAIN_AGENT))
+        for forked in reversed(chain[:-1]):
+            view.cut_after(forked._parent_watermark)
+            view.extend(forked.view_window(MAIN_AGENT))
+        view.cut_after(self._parent_watermark)
+        return view.messages
+
+    def _inherits(self) -> bool:
+        """Its main view starts with its parent's: forked, and no boundary of its own yet."""
+        return self._parent is not None and self.view_start(MAIN_AGENT) is None
 
     def context_view(self, agent_id: str = MAIN_AGENT) -> Sequence[Message]:
         """The view the rebuild works on (behavior.md#inherited-context, behavior.md#view): for the main agent
@@ -198,7 +214,7 @@ class Session:
         the start of its slice. Once the session has a boundary of its own, what came before it (inherited
         context included) is behind that boundary like any other history."""
         window = self.view_window(agent_id)
-        if agent_id != MAIN_AGENT or self._parent is None or self.view_start(agent_id) is not None:
+        if agent_id != MAIN_AGENT or not self._inherits():
             return window
         return [*self.inherited_context(), *window]
 
@@ -294,6 +310,8 @@ class Session:
             self.actors = list(batch.actors)
         if batch.tool_name_map is not None:
             self.tool_name_map = dict(batch.tool_name_map)
+        if batch.tool_pointers is not None:
+            self.tool_pointers = batch.tool_pointers
         self.revision += 1
         return self.revision
 
@@ -533,6 +551,31 @@ class _Listing:
             if self.msgs[i] is msg:
                 return i
         raise ValueError(f"{msg.id} is not listed")
+
+
+class _StackedView:
+    """The inherited context being stacked up, fork after fork: cut after a watermark (its first
+    occurrence; nothing cut when it is absent), then extended with the next fork's view. Each
+    message's first position is indexed, so that a chain of n forks costs O(n) and not O(n²)."""
+
+    def __init__(self, messages: Iterable[Message]) -> None:
+        self.messages: list[Message] = []
+        self._first: dict[str, int] = {}
+        self.extend(messages)
+
+    def extend(self, messages: Iterable[Message]) -> None:
+        for m in messages:
+            self._first.setdefault(m.id, len(self.messages))
+            self.messages.append(m)
+
+    def cut_after(self, watermark: str | None) -> None:
+        end = self._first.get(watermark) if watermark is not None else None
+        if end is None:
+            return
+        for m in self.messages[end + 1 :]:
+            if self._first.get(m.id, -1) > end:
+                del self._first[m.id]
+        del self.messages[end + 1 :]
 
 
 def _num(v: Any) -> float:

@@ -136,6 +136,28 @@ def message_lines(msg: Message, calls: Mapping[str, LogicalCall]) -> list[str]:
     return lines
 
 
+def interrupted_call_ids(
+    tail: Sequence[Message], calls: Mapping[str, LogicalCall] | None = None
+) -> list[str]:
+    """The calls whose digest line says `→ interrupted` (no result yet), in line order; an inline part
+    without a call ID has a line but no ID to name. The boundary records them (D20), so that a result
+    that still arrives is not collapsed with its call."""
+    if calls is None:
+        calls = logical_calls(tail)
+    out: list[str] = []
+    for msg in tail:
+        for use in tool_uses(msg):
+            part = msg.parts[use.part_index]
+            if part.get("type") == INLINE_TOOL:
+                state = _inline_state(part)
+            else:
+                call = calls.get(use.call_id)
+                state = call.state() if call is not None and call.issuer is msg else _pending(use.input)
+            if state.get("status") in ("pending", "running"):
+                out.append(use.call_id)
+    return out
+
+
 def digest_lines(tail: Sequence[Message], calls: Mapping[str, LogicalCall] | None = None) -> list[str]:
     """Every digest line of the tail, oldest first (uncapped). Only assistant messages produce lines."""
     if calls is None:

@@ -8,7 +8,7 @@ the docstring of each notes the numbers it must carry.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from .words import InsertOutcome, NoticeKind
 
@@ -76,11 +76,22 @@ STOP_REMINDER = "\n".join(
     ]
 )
 
+# The {tool} reminder (behavior.md#reminders). The step stays live after the boundary (D19): its
+# results are below; digested with the tail (`checkpoint.keep_newest_step: false`), they are not.
 TOOL_REMINDER = "\n".join(
     [
         "<system-reminder>",
-        "The tool results above really happened in your autonomous loop; they are not a recap. Act on "
+        "The tool results below really happened in your autonomous loop; they are not a recap. Act on "
         "them and carry on with the next iteration instead of stopping to write a summary.",
+        "</system-reminder>",
+    ]
+)
+TOOL_REMINDER_DIGESTED = "\n".join(
+    [
+        "<system-reminder>",
+        "The tool calls at the end of the activity list above really happened in your autonomous loop; "
+        "they are not a recap. Act on them and carry on with the next iteration instead of stopping to "
+        "write a summary.",
         "</system-reminder>",
     ]
 )
@@ -356,9 +367,43 @@ def subtask_request_text(agent: str, description: str) -> str:
 NO_MODEL_LIMITS = "no model limits known: overflow handling is off"
 RENDERED_EMPTY = "the rebuild text rendered empty"
 MICROCOMPACTION_SKIPPED = "microcompaction skipped: the watermark message is unknown"
-WATERMARK_ADVANCED_DURING_WAIT = (
-    "the stored watermark advanced during the writer wait (D4): this insertion uses the earlier one"
-)
+
+
+def watermark_followed_writer(before: str, after: str) -> str:
+    """D21: the insert waited for a writer that succeeded, and its boundary follows that writer."""
+    return (
+        f"the checkpoint writer this insertion waited for stored the watermark {after!r}: the boundary "
+        f"follows it (D21; the watermark before the wait was {before!r}, which "
+        "checkpoint.follow_writer_watermark: false keeps, D4)"
+    )
+
+
+def watermark_kept_before_wait(used: str, stored: str) -> str:
+    """D4 (`checkpoint.follow_writer_watermark: false`): the stored watermark moved during the wait."""
+    return (
+        f"the stored watermark advanced to {stored!r} during the writer wait: this insertion uses the "
+        f"watermark read before the wait, {used!r} (checkpoint.follow_writer_watermark: false, D4)"
+    )
+
+
+def digest_point_moved(requested: str, call_ids: Sequence[str]) -> str:
+    """D20: the host's digestUpTo would digest a step still waiting for results."""
+    return (
+        f"digestUpTo {requested!r} moved before the newest step: its calls {_call_list(call_ids)} have no "
+        "result yet, and a digest would record them as interrupted (D20); the step stays live"
+    )
+
+
+def steps_restated(call_ids: Sequence[str]) -> str:
+    """D20: results that arrived after the boundary had digested their calls."""
+    return (
+        f"the results of {_call_list(call_ids)} arrived after the boundary digested their calls as "
+        "interrupted: their step is sent again after the boundary, with the results (D20)"
+    )
+
+
+def _call_list(call_ids: Sequence[str]) -> str:
+    return ", ".join(json.dumps(c, ensure_ascii=False) for c in call_ids)
 
 
 def unmapped_tool_results(counts: Mapping[str, int]) -> str:
@@ -400,6 +445,55 @@ STRING_REQUIRED = "a string is required"
 ROLE_REQUIRED = "must be 'user', 'assistant' or 'tool'"
 MILLISECONDS_REQUIRED = "a non-negative integer number of milliseconds is required"
 PART_ID_REQUIRED = "a non-empty string is required to upsert a part"
+
+
+# The problems of a declared host field (core/data_types.py), in pydantic's own words, so that a
+# -32602 reads the same whichever check found it, and an importer's TranscriptError says the same.
+FIELD_REQUIRED = "Field required"
+STRING_TYPE = "Input should be a valid string"
+STRING_UNICODE = "Input should be a valid string, unable to parse raw data as a unicode string"
+BOOL_TYPE = "Input should be a valid boolean"
+INT_TYPE = "Input should be a valid integer"
+INT_FROM_FLOAT = "Input should be a valid integer, got a number with a fractional part"
+NUMBER_TYPE = "Input should be a valid number"
+FINITE_NUMBER = "Input should be a finite number"
+DICT_TYPE = "Input should be a valid dictionary"
+LIST_TYPE = "Input should be a valid list"
+
+
+def string_too_short(min_length: int) -> str:
+    return f"String should have at least {min_length} character{'s' if min_length != 1 else ''}"
+
+
+def at_least(bound: float) -> str:
+    return f"Input should be greater than or equal to {bound}"
+
+
+def at_most(bound: float) -> str:
+    return f"Input should be less than or equal to {bound}"
+
+
+def one_of(choices: list[str]) -> str:
+    """`Input should be 'a', 'b' or 'c'` (each choice already quoted, or a noun such as `a list`)."""
+    listed = choices[0] if len(choices) == 1 else ", ".join(choices[:-1]) + " or " + choices[-1]
+    return f"Input should be {listed}"
+
+
+# `compaction.max_context` values refused by the config's schema (-32602; wire/config.py).
+BUDGET_TYPE = "must be a number or a string"
+GLOB_TYPE = "a model glob must be a string"
+
+
+def budget_number_out_of_range(largest: int) -> str:
+    return f"a number must be finite, from 0 to {largest}"
+
+
+def budget_text_too_long(longest: int) -> str:
+    return f"a string must be at most {longest} characters"
+
+
+def budget_or_map(problem: str) -> str:
+    return f"{problem}, or an object mapping model globs to numbers or strings"
 
 
 def message_twice_in_batch(message_id: str) -> str:
@@ -516,7 +610,7 @@ def memory_write_refused(path: str, problem: str, detail: str = "") -> str:
 
 
 def empty_request(agent_id: str, fmt: str, view_messages: int) -> str:
-    """Why `request/build` refuses a request with no message (error 1011)."""
+    """Why `request/build` refuses a request with no message (error 1012)."""
     if view_messages == 0:
         return f"no message to send: agent {agent_id!r} has no message in its view yet"
     return (
@@ -543,6 +637,435 @@ def current_checkpoint_invalid_utf8(path: str) -> str:
 def config_warnings_message(warnings: list[str]) -> str:
     """The `window/logMessage` text: the warnings, each a `path: problem`, as protocol.md shows."""
     return "; ".join(warnings)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pointers that name the model's own tools (team wording, behavior.md#d18). The session declares
+# them with `toolPointers`; without it the reference's wording above is used, byte for byte.
+# A `how` argument is a way to reach a tool, already written out by `core.tool_pointers`.
+# ---------------------------------------------------------------------------------------------
+POINTER_PREAMBLE_HEAD = (
+    "The sections below are auto-loaded session context already in this message. File-backed "
+    "sections list their path on a `File:` line"
+)
+
+
+def tool_call(name: str, **arguments: str | int) -> str:
+    """A call written as the model would make it: `name(key="value", n=3)` (strings as JSON)."""
+    args = ", ".join(
+        f"{key}={json.dumps(value, ensure_ascii=False) if isinstance(value, str) else value}"
+        for key, value in arguments.items()
+    )
+    return f"{name}({args})"
+
+
+def host_tool(name: str) -> str:
+    """A host tool named in prose (its arguments are the host's: the text cannot spell them)."""
+    return f"the `{name}` tool"
+
+
+def pointer_preamble(search: str | None, can_read: bool) -> str:
+    """The preamble with a way to search a file-backed section's file (`search`), or none."""
+    if search is not None:
+        return (
+            f"{POINTER_PREAMBLE_HEAD} \u2014 {search} for specific facts; do not read the whole file again."
+        )
+    return POINTER_PREAMBLE_HEAD + ("; do not read the whole file again." if can_read else ".")
+
+
+def search_file_with_host(tool: str) -> str:
+    return f"search that path with {host_tool(tool)}"
+
+
+def search_file_with_call(call: str) -> str:
+    return f"search that path with {call}"
+
+
+def pointer_elision_marker(elided_tokens: int, message_id: str, fetch: str | None) -> str:
+    """The elision marker naming the tool that fetches the full text (`fetch`), or none."""
+    how = f"; fetch the full text with {fetch}" if fetch is not None else ""
+    return f"[\u2026 {elided_tokens} tokens elided from message {message_id}{how} \u2026]"
+
+
+LEDGER_TRUNCATED_BARE = "\u2026 ledger truncated"
+
+
+def pointer_ledger_note(call: str | None) -> str:
+    """The ledger's cut note (at most 59 UTF-16 units, behavior.md#section-tasks): the call that lists
+    every task when it fits, else the bare note."""
+    if call is None:
+        return LEDGER_TRUNCATED_BARE
+    note = f"{LEDGER_TRUNCATED_BARE}; {call} lists all"
+    return note if len(note.encode("utf-16-le")) // 2 <= 59 else LEDGER_TRUNCATED_BARE
+
+
+def read_rest_with_host(tool: str, offset: int) -> str:
+    """The proportional hint's last sentence, for the host's own reader."""
+    return f" Read the rest of the file with {host_tool(tool)}, from character offset {offset}."
+
+
+def read_rest_with_call(call: str) -> str:
+    """The proportional hint's last sentence, for a call that carries the offset."""
+    return f" Read the rest of the file with {call}."
+
+
+def pointer_proportional_hint(budget: int, path: str, total_tokens: int, rest: str) -> str:
+    return f"\u26a0 Truncated to a {budget}-token budget: {path} holds {total_tokens} tokens in all.{rest}"
+
+
+def pointer_skeleton_warning(total_tokens: int, budget: int, read_whole: str | None) -> str:
+    """The outline warning; its second line (three spaces first, `read_whole` from
+    `skeleton_read_with_host` or `skeleton_read_with_call`) only when a tool can read the file."""
+    first = (
+        f"\u26a0 This file holds {total_tokens} tokens, far over its {budget}-token budget: only its "
+        f"outline (headings, italic notes and index lines) is included."
+    )
+    return first if read_whole is None else f"{first}\n   {read_whole} for the full content."
+
+
+def skeleton_read_with_host(tool: str, path: str) -> str:
+    return f"Read {path} with {host_tool(tool)}"
+
+
+def skeleton_read_with_call(call: str) -> str:
+    return f"Read it with {call}"
+
+
+def pointer_section_aware_hint(budget: int, path: str, total_tokens: int, how: str | None) -> str:
+    rest = f" Read it with {how} for the full content." if how is not None else ""
+    return f"\u26a0 Trimmed to a {budget}-token budget: {path} holds {total_tokens} tokens in all.{rest}"
+
+
+def pointer_stop_reminder(how: str) -> str:
+    """The stop reminder (behavior.md#reminders) with the way to open a task's progress.md (`how`)."""
+    return "\n".join(
+        [
+            "<system-reminder>",
+            "Your previous turn ended with a stop. Before you stop again, open the head section of the "
+            f"progress.md of the task you worked on most recently ({how}) and compare that task's "
+            "specification with its newest progress entries. If any work remains, carry on with the next "
+            "concrete step. Stop only when the specification is fully met, or when you need information "
+            "from the user that you cannot work out yourself.",
+            "</system-reminder>",
+        ]
+    )
+
+
+def progress_with_host_reader(tool: str, path_pattern: str) -> str:
+    return f"read {path_pattern} with {host_tool(tool)}"
+
+
+def pointer_actors_count_line(n: int, tool: str | None) -> str:
+    how = f"; operate them through {host_tool(tool)}" if tool is not None else ""
+    return f"{n} background actor(s) registered{how}."
+
+
+def search_memory_with_host_grep(tool: str, memory_root: str) -> str:
+    return f'{host_tool(tool)} on {memory_root}, for "<keyword>"'
+
+
+def read_with_host(tool: str, path: str) -> str:
+    return f"{host_tool(tool)} on {path}"
+
+
+def pointer_memory_reminder(session_dir: str, usages: list[str]) -> str:
+    """The per-turn memory reminder (behavior.md#memory-reminder) with the usages the model's tools
+    serve (at least one)."""
+    return "\n".join(
+        [
+            "<system-reminder>",
+            f"Session memory lives in {session_dir}; anything missing from the current context can be "
+            "looked up with:",
+            *("  " + usage for usage in usages),
+            "",
+            "Consult memory before asking the user for information it may already hold.",
+            "</system-reminder>",
+        ]
+    )
+
+
+def named_tools_missing(where: str, names: list[str]) -> str:
+    """`warnings`: the text names tools that the request's tools do not hold (behavior.md#d18)."""
+    listed = ", ".join(f"`{n}`" for n in names)
+    return (
+        f"{where} names {listed}, which the request's tools do not hold: declare the model's own tools in "
+        "toolPointers, or add the sidecar's with sidecarTools"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The sidecar's model tools (team wording, behavior.md#d18): definitions and answers. Every answer
+# is read by the model; a refusal says what to send instead.
+# ---------------------------------------------------------------------------------------------
+HISTORY_TOOL_DESCRIPTION = (
+    "The conversation's stored history, in full, including what a context rebuild removed from your "
+    "view: tool results shown as \"[Old tool result content cleared]\", steps summed up in the "
+    "\"Recent activity\" list, the middle of a long user message elided as \"[\u2026 N tokens elided "
+    "\u2026]\". operation=around: one stored message by messageID, every part in full, then its "
+    "neighbours (before/after, 2 each by default). operation=search: find query (plain text, any case; "
+    "with regex=true an RE2 regular expression) in every stored message; lists message IDs, roles, "
+    "times and snippets, newest first. operation=result: one tool call by callID, with its input and "
+    "its whole result. A long answer ends with the offset to call again with."
+)
+MEMORY_TOOL_DESCRIPTION = (
+    "The session's memory files: its checkpoint.md, notes.md and task progress files, the project's "
+    "and the global MEMORY.md, and the other notes the \"Memory keys index\" lists. operation=search: "
+    "find query (plain text, any case; with regex=true an RE2 regular expression) in every memory "
+    "file, or only in path; lists file, line number and line. operation=read: one file by path "
+    "(relative to the memory root as the Memory keys index lists it, or the absolute path a \"File:\" "
+    "line shows), from character offset. A long answer ends with the offset to call again with."
+)
+TASK_TOOL_DESCRIPTION = (
+    "The session's task ledger. operation=list: every task with its ID, status and summary, subtasks "
+    "under their parent, and whether it has a progress.md. operation=get: one task by id, with its "
+    "progress.md from character offset. A long answer ends with the offset to call again with."
+)
+ARG_OPERATION = "What to do."
+ARG_OFFSET = "Where to continue a long answer: the offset its last line gave (default 0)."
+ARG_QUERY = "search: the text to find (any case), or with regex=true an RE2 regular expression."
+ARG_REGEX = "search: read query as an RE2 regular expression (default false: plain text)."
+ARG_MESSAGE_ID = "around: the ID of the stored message to show, as the context writes it (msg_…)."
+ARG_BEFORE = "around: how many earlier messages of its agent to show too (default 2, at most 20)."
+ARG_AFTER = "around: how many later messages of its agent to show too (default 2, at most 20)."
+ARG_CALL_ID = "result: the ID of the tool call, as the context writes it."
+ARG_PATH = (
+    "read: the file, relative to the memory root (sessions/<session>/notes.md) or the absolute path of "
+    "a File: line; search: look only in this file."
+)
+ARG_TASK_ID = "get: the task's ID (T1, T1.2, …)."
+
+
+def unknown_tool(name: str, names: list[str]) -> str:
+    return f"{name!r} is not one of the sidecar's model tools ({', '.join(names)})"
+
+
+def bad_operation(tool: str, value: object, choices: list[str]) -> str:
+    got = "none was given" if value is None else f"got {json.dumps(value, ensure_ascii=False)}"
+    return f"{tool}: operation must be one of {', '.join(choices)} ({got}). Call again with one of them."
+
+
+def unknown_arguments(where: str, extra: list[str], allowed: list[str]) -> str:
+    return (
+        f"{where} does not take {', '.join(extra)}; its arguments are {', '.join(allowed)} "
+        "(names are case-sensitive). Call again without the others."
+    )
+
+
+def argument_required(where: str, key: str) -> str:
+    return f"{where} needs {key}. Call again with it."
+
+
+def argument_type(where: str, key: str, expected: str, value: object) -> str:
+    shown = json.dumps(value, ensure_ascii=False, default=str)
+    return f"{where}: {key} must be {expected}, not {shown}. Call again with a valid value."
+
+
+def argument_over(where: str, key: str, value: int, maximum: int) -> str:
+    return f"{where}: {key} is at most {maximum} (got {value}). Call again with a smaller value."
+
+
+def offset_past_end(offset: int, total: int) -> str:
+    return (
+        f"offset {offset} is past the end: this text holds {total} characters. Use an offset below {total}."
+    )
+
+
+def answer_continues(remaining: int, next_offset: int) -> str:
+    return f"[\u2026 {remaining} more characters: call again with offset={next_offset} to read on]"
+
+
+QUERY_EMPTY = "search needs a non-empty query. Call again with the text to find."
+
+
+def query_too_long(length: int, maximum: int) -> str:
+    return f"the query is {length} characters long, over the limit of {maximum}. Use a shorter one."
+
+
+def bad_pattern(reason: str) -> str:
+    return (
+        f"query is not a regular expression RE2 accepts: {reason}. RE2 has no backreferences or "
+        "look-around; fix the pattern, or call again with regex=false to search for the plain text."
+    )
+
+
+def message_header(message_id: str, role: str, created: str, agent: str, finish: object) -> str:
+    stop = f" \u00b7 finish {finish}" if isinstance(finish, str) and finish else ""
+    return f"\u2500\u2500 {message_id} \u00b7 {role} \u00b7 {created} \u00b7 agent {agent}{stop}"
+
+
+def asked_message_heading(message_id: str) -> str:
+    return f"Message {message_id}, as stored, every part in full:"
+
+
+def neighbours_before(n: int) -> str:
+    return f"The {n} message(s) before it:"
+
+
+def neighbours_after(n: int) -> str:
+    return f"The {n} message(s) after it:"
+
+
+def no_stored_message(message_id: str) -> str:
+    return (
+        f"no stored message has the ID {message_id!r}. Copy the ID as the context writes it (msg_\u2026), "
+        "or find it with operation=search."
+    )
+
+
+def call_label(name: str, call_id: str) -> str:
+    return f"[tool call {name} \u00b7 {call_id}]"
+
+
+INPUT_LABEL = "input: "
+PARTIAL_OUTPUT_LABEL = "[its output up to the interruption]"
+NO_RESULT_YET = "[no result stored: the call has not finished, or it was interrupted]"
+REASONING_LABEL = "[reasoning]"
+COMPACTION_PART_LABEL = "[compaction boundary: the conversation before it was summarised]"
+CLEARED_NOTE = " \u00b7 cleared from the model's requests; the full output follows"
+
+
+def result_label(call_id: str, status: str, cleared: bool) -> str:
+    return f"[tool result \u00b7 {call_id} \u00b7 {status}{CLEARED_NOTE if cleared else ''}]"
+
+
+def result_of(call_id: str) -> str:
+    return f"result of {call_id}"
+
+
+def flagged_text_label(flags: list[str]) -> str:
+    return f"[{' '.join(flags)} text]"
+
+
+def file_label(filename: object, mime: object) -> str:
+    name = filename if isinstance(filename, str) and filename else "(unnamed)"
+    kind = f" ({mime})" if isinstance(mime, str) and mime else ""
+    return f"[attached file {name}{kind}: not shown]"
+
+
+def checkpoint_label(covered: object, digest: object) -> str:
+    more = f", its activity list digests up to {digest}" if isinstance(digest, str) else ""
+    return f"[rebuild boundary: the checkpoint covers up to {covered}{more}]"
+
+
+def subtask_label(agent: object, description: object) -> str:
+    return f"[subtask delegated to the {agent or '?'} agent: {description or ''}]"
+
+
+def other_part_label(ptype: str) -> str:
+    return f"[{ptype} part]"
+
+
+def call_heading(name: str, call_id: str, issuer: str, created: str) -> str:
+    return f"Tool call {call_id}: {name}, issued in message {issuer} at {created}"
+
+
+def result_heading(carrier: str, status: str, cleared: bool) -> str:
+    return f"Result ({status}), in message {carrier}{CLEARED_NOTE if cleared else ''}:"
+
+
+def no_stored_call(call_id: str) -> str:
+    return (
+        f"no stored tool call has the ID {call_id!r}. Copy the call ID as the context writes it, or find "
+        "it with operation=search."
+    )
+
+
+def history_hit(message_id: str, role: str, created: str, where: str, snippet: str) -> str:
+    return f"- {message_id} \u00b7 {role} \u00b7 {created} \u00b7 {where}\n  {snippet}"
+
+
+def hits_heading(total: int, offset: int, shown: int) -> str:
+    if total == 0:
+        return "No stored message matches."
+    return f"{total} match(es), newest first; {_showing(offset, shown)}:"
+
+
+def _showing(offset: int, shown: int) -> str:
+    return f"showing {offset + 1}\u2013{offset + shown}" if shown else "none shown here"
+
+
+def hit_offset_past_end(offset: int, total: int) -> str:
+    return f"offset {offset} is past the last match: there are {total}. Use an offset below {total}."
+
+
+def more_hits(remaining: int, next_offset: int) -> str:
+    return f"[\u2026 {remaining} more match(es): call again with offset={next_offset}]"
+
+
+MEMORY_PROBLEMS = {
+    "outside-root": (
+        "it must name a file under the memory root, by its path relative to the root "
+        "(sessions/<session>/notes.md) or the absolute path a File: line shows; \"..\" and \".\" are not "
+        "allowed"
+    ),
+    "outside-scope": (
+        "it is not a memory file of this session: those are under sessions/<this session>/, "
+        "projects/<this project>/ and global/"
+    ),
+    "symlink": "a symbolic link is on its path, and memory files are read only through real directories",
+    "missing": "there is no such file (the Memory keys index lists the memory files)",
+    "not-a-file": "it is not a regular file",
+    "binary": "it holds binary data, not text",
+    "too-large": "it is larger than the 64 MiB a memory file may be",
+    "unreadable": "it cannot be read",
+}
+
+
+def memory_refused(key: str, problem: str) -> str:
+    return f"{key!r} cannot be read: {MEMORY_PROBLEMS.get(problem, problem)}."
+
+
+def memory_unreadable(key: str, reason: str) -> str:
+    return f"{key!r} cannot be read: {reason}."
+
+
+def memory_read_heading(key: str, start: int, end: int, total: int) -> str:
+    return f"File {key}, characters {start}\u2013{end} of {total}:"
+
+
+def memory_hit(key: str, line: int, snippet: str) -> str:
+    return f"- {key}:{line}: {snippet}"
+
+
+def memory_hits_heading(total: int, files: int, offset: int, shown: int) -> str:
+    if total == 0:
+        return f"No line of the {files} memory file(s) matches."
+    return f"{total} matching line(s) in {files} memory file(s); {_showing(offset, shown)}:"
+
+
+def tasks_heading(listed: int, archived: int) -> str:
+    more = f" ({archived} archived task(s) not shown)" if archived else ""
+    return f"{listed} task(s){more}:"
+
+
+def task_line(depth: int, task_id: str, status: str, summary: str, has_progress: bool) -> str:
+    progress = " \u00b7 has progress.md" if has_progress else ""
+    return f"{'  ' * depth}- {task_id} [{status}] {summary}{progress}"
+
+
+def no_task(task_id: str, ids: list[str]) -> str:
+    known = ", ".join(ids) if ids else "none"
+    return f"no task has the ID {task_id!r} (the tasks are: {known}). Call again with one of them."
+
+
+def task_fields(
+    task_id: str, status: str, summary: str, parent: str | None, created: str, ended: str | None
+) -> str:
+    lines = [f"Task {task_id} [{status}]: {summary}", f"created {created}"]
+    if parent:
+        lines.append(f"subtask of {parent}")
+    if ended:
+        lines.append(f"ended {ended}")
+    return "\n".join(lines)
+
+
+def no_progress(problem: str) -> str:
+    reason = MEMORY_PROBLEMS.get(problem, problem) if problem != "missing" else "none is written yet"
+    return f"No progress.md to show: {reason}."
+
+
+def progress_heading(key: str, start: int, end: int, total: int) -> str:
+    return f"Its progress.md ({key}), characters {start}\u2013{end} of {total}:"
 
 
 # ------------------------------------------------------------------------------------------ importers

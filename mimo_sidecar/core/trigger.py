@@ -31,6 +31,8 @@ _DECIMAL = r"(?:\d+(?:\.\d*)?|\.\d+)"
 _PERCENT_FORM = re.compile(rf"({_DECIMAL})%")
 _SCALED_FORM = re.compile(rf"({_DECIMAL})([kKmM]?)")
 _SCALES = {"": 1, "k": 1000, "m": 1_000_000}
+# The largest budget: JavaScript's largest exact integer (a config that says more says nothing).
+MAX_BUDGET_TOKENS = 2**53 - 1
 
 
 # -- ratio -----------------------------------------------------------------------------------------
@@ -69,16 +71,28 @@ class BudgetWarnings:
         return True
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    pieces = []
-    for ch in pattern.replace("\\", "/"):
-        pieces.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
-    return re.compile("".join(pieces), re.DOTALL)
-
-
 def glob_match(pattern: str, key: str) -> bool:
-    """Whole-string glob: `*` any run, `?` one character, backslashes read as `/` on both sides."""
-    return _glob_regex(pattern).fullmatch(key.replace("\\", "/")) is not None
+    """Whole-string glob: `*` any run, `?` one character, backslashes read as `/` on both sides.
+
+    A two-pointer match that returns to the last `*` only: at most len(pattern) × len(key) steps
+    whatever the pattern holds (a regex of `.*` runs backtracks exponentially: `"********/gpt*"`
+    took seconds, 5,000 `*` stopped the sidecar)."""
+    p, k = pattern.replace("\\", "/"), key.replace("\\", "/")
+    i = j = 0
+    star, resume = -1, 0  # the last `*` seen, and the key position it has absorbed up to
+    while j < len(k):
+        if i < len(p) and p[i] == "*":
+            star, resume = i, j
+            i += 1
+        elif i < len(p) and (p[i] == "?" or p[i] == k[j]):
+            i += 1
+            j += 1
+        elif star >= 0:
+            resume += 1  # the `*` takes one more character
+            i, j = star + 1, resume
+        else:
+            return False
+    return all(c == "*" for c in p[i:])
 
 
 def _js_sort_key(pattern: str) -> tuple[int, bytes]:
@@ -101,12 +115,12 @@ def parse_budget(raw: Any, hard: int) -> int | None:
     """A budget value in tokens (behavior.md#window-budget value forms); None = no budget (unset or empty
     string).
 
-    Raises ValueError for a value of no accepted form.
+    Raises ValueError for a value of no accepted form, or one beyond `MAX_BUDGET_TOKENS`.
     """
     if raw is None:
         return None
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-        if math.isfinite(raw) and raw >= 0:
+        if math.isfinite(raw) and 0 <= raw <= MAX_BUDGET_TOKENS:
             return math.floor(raw)
         raise ValueError("not a finite non-negative number")
     if not isinstance(raw, str):
@@ -122,7 +136,10 @@ def parse_budget(raw: Any, hard: int) -> int | None:
         raise ValueError("percentage outside (0, 100]")
     scaled = _SCALED_FORM.fullmatch(text)
     if scaled:
-        return math.floor(float(scaled.group(1)) * _SCALES[scaled.group(2).lower()])
+        tokens = float(scaled.group(1)) * _SCALES[scaled.group(2).lower()]
+        if tokens > MAX_BUDGET_TOKENS:  # `"1" × 5000` reads as infinity
+            raise ValueError(f"more than {MAX_BUDGET_TOKENS} tokens")
+        return math.floor(tokens)
     raise ValueError("not a number, a percentage or a K/M amount")
 
 

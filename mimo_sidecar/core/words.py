@@ -55,3 +55,11 @@ StatusState = Literal["busy", "idle"]
 RequestFormat = Literal["ai-sdk", "anthropic", "openai-chat", "openai-responses", "gemini"]
 
 NOTICE_KINDS: Final[tuple[NoticeKind, ...]] = get_args(NoticeKind)
+
+# The sidecar's model tools (behavior.md#d18, protocol.md "Model tools"), before any prefix, and the
+# operations of each.
+ModelToolName = Literal["history", "memory", "task"]
+MODEL_TOOL_NAMES: Final[tuple[ModelToolName, ...]] = get_args(ModelToolName)
+HistoryOperation = Literal["around", "search", "result"]
+MemoryOperation = Literal["search", "read"]
+TaskOperation = Literal["list", "get"]

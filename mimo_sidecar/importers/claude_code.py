@@ -1,4 +1,5 @@
-"""Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`) and its subagents.
+"""Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`) and its subagents,
+or the same records saved as one JSON array (hook scripts' `logs/chat.json`): both are read alike.
 
 The active branch of the uuid DAG (claude_dag.py) becomes the main slice; each subagent file
 (`<session>/subagents/agent-<id>.jsonl`, or `<session>__subagents__agent-<id>.jsonl` next to the
@@ -29,17 +30,18 @@ from pathlib import Path
 
 from ..core.words import MAIN_AGENT
 from . import anthropic, tool_names, usage
-from .claude_dag import active_branch, is_compact_boundary, is_message
+from .claude_dag import active_branch, is_compact_boundary, is_compact_summary, is_message
 from .errors import TranscriptError
 from .fields import Json, as_dict, as_str, epoch_ms, nonempty_str
 from .harness import CLAUDE_CODE_MARKERS, starts_with_marker, synthetic
 from .report import ImportReport
 from .session_builder import Draft, SessionDraft
-from .source import Record, jsonl_records, read_bytes
+from .source import Record, read_bytes, records_of
 
 FORMAT = "claude-code"
 SUBAGENT_SEPARATOR = "__subagents__"
 SYNTHETIC_MODEL = "<synthetic>"
+COMPACTION_SUFFIX = "#compaction"  # ID of a boundary added before a compaction summary that has none
 INHERITED_RECORD = "subagent's copy of a session record (its context, imported in the main slice)"
 
 
@@ -52,7 +54,7 @@ def subagent_files(session_file: Path) -> list[Path]:
 
 
 def read_claude_code(path: Path, report: ImportReport, *, tolerate_bad_lines: bool) -> SessionDraft:
-    records = list(jsonl_records(path, read_bytes(path), report, tolerate_bad_lines=tolerate_bad_lines))
+    records = list(records_of(path, read_bytes(path), report, tolerate_bad_lines=tolerate_bad_lines))
     if is_subagent_transcript(records):
         agent = _agent_id(records, path)
         session = SessionDraft(
@@ -65,7 +67,7 @@ def read_claude_code(path: Path, report: ImportReport, *, tolerate_bad_lines: bo
     _FileReader(path, report, session, MAIN_AGENT, main_thread=True).read(records)
     main_records = {draft.id for draft in session.slice(MAIN_AGENT)}
     for sub in subagent_files(path):
-        sub_records = list(jsonl_records(sub, read_bytes(sub), report, tolerate_bad_lines=tolerate_bad_lines))
+        sub_records = list(records_of(sub, read_bytes(sub), report, tolerate_bad_lines=tolerate_bad_lines))
         agent = _agent_id(sub_records, sub)
         reader = _FileReader(sub, report, session, agent, main_thread=False, inherited=main_records)
         reader.read(sub_records)
@@ -84,7 +86,7 @@ def _session_id(records: list[Record], path: Path) -> str:
         sid = nonempty_str(rec.data.get("sessionId"))
         if sid is not None:
             return sid
-    return path.name.removesuffix(".jsonl")
+    return path.name.removesuffix(".jsonl").removesuffix(".json")
 
 
 def _agent_id(records: list[Record], path: Path) -> str:
@@ -117,9 +119,11 @@ class _FileReader:
     inherited: set[str] = field(default_factory=set)
     queued: list[_Queued] = field(default_factory=list)
     steering: list[Draft] = field(default_factory=list)
-    # Lines of the user entries that delivered a queued input (each delivers one).
+    # Graph-order positions of the user entries that delivered a queued input (each delivers one).
     claimed_entries: set[int] = field(default_factory=set)
     last_response: str | None = None
+    position: dict[int, int] = field(default_factory=dict)  # id(record) -> its place in graph order
+    user_texts: list[tuple[int, str | None]] = field(default_factory=list)  # (position, plain text)
 
     @property
     def out(self) -> list[Draft]:
@@ -130,12 +134,19 @@ class _FileReader:
         active = {id(rec) for rec in branch.records}
         self.report.adjust("dangling parent link bridged", branch.bridges)
         self.report.adjust(
+            "compaction without a logical parent bridged to the history before it", branch.compactions_bridged
+        )
+        self.report.adjust("record placed after its parent, written later", branch.moved)
+        self.report.adjust(
             "sibling-branch entry kept (parallel tool result or response entry)", branch.siblings
         )
-        user_texts = [
-            (rec.line, _plain_text(rec.data)) for rec in branch.records if rec.data.get("type") == "user"
+        self.position = {id(rec): index for index, rec in enumerate(branch.order)}
+        self.user_texts = [
+            (self.position[id(rec)], _plain_text(rec.data))
+            for rec in branch.records
+            if rec.data.get("type") == "user"
         ]
-        for rec in records:
+        for rec in branch.order:
             kind = as_str(rec.data.get("type")) or "(no type)"
             if id(rec) in active and rec.data.get("uuid") in self.inherited:
                 self.report.skip(INHERITED_RECORD)
@@ -147,7 +158,7 @@ class _FileReader:
             elif rec.line in branch.repeated:
                 self.report.skip("record repeating an earlier uuid (a resumed session's copy)")
             elif kind == "queue-operation":
-                self._queue_operation(rec, user_texts)
+                self._queue_operation(rec)
             else:
                 self.report.skip(_skip_reason(rec.data, self.main_thread))
         self._flush_steering()
@@ -161,9 +172,12 @@ class _FileReader:
         message = as_dict(data.get("message"))
         if message is None:
             raise TranscriptError(
-                self.path, f"{data.get('type')} record without a message object", line=rec.line
+                self.path,
+                f"{data.get('type')} record without a message object",
+                line=rec.at_line,
+                where=rec.where,
             )
-        blocks = anthropic.blocks_of(message.get("content"), str(self.path), rec.line)
+        blocks = anthropic.blocks_of(message.get("content"), str(self.path), rec.at_line, rec.where)
         if data["type"] == "assistant":
             self._assistant(rec, message, blocks)
         else:
@@ -192,7 +206,8 @@ class _FileReader:
             Draft(
                 info,
                 blocks,
-                line=rec.line,
+                line=rec.at_line,
+                where=rec.where,
                 created=epoch_ms(data.get("timestamp")),
                 response=self.last_response,
                 stop=anthropic.finish_of(message.get("stop_reason")),
@@ -203,16 +218,29 @@ class _FileReader:
 
     def _user(self, rec: Record, blocks: list[Json]) -> None:
         data = rec.data
+        if is_compact_summary(data) and not self._after_boundary():
+            self._boundary(rec, f"{data['uuid']}{COMPACTION_SUFFIX}")
+            self.report.adjust("compaction summary without a boundary record: boundary added before it")
         harness = data.get("isMeta") is True or data.get("isCompactSummary") is True
         blocks = [synthetic(b) if harness or _is_harness_text(b) else b for b in blocks]
         drafts = anthropic.user_turn(
-            blocks, str(data["uuid"]), epoch_ms(data.get("timestamp")), self.report, line=rec.line
+            blocks,
+            str(data["uuid"]),
+            epoch_ms(data.get("timestamp")),
+            self.report,
+            line=rec.at_line,
+            where=rec.where,
         )
         if not drafts:
             self.report.skip("entry without content")
         self.out.extend(drafts)
 
-    def _boundary(self, rec: Record) -> None:
+    def _after_boundary(self) -> bool:
+        return bool(self.out) and [p.get("type") for p in self.out[-1].parts] == ["compaction"]
+
+    def _boundary(self, rec: Record, mid: str | None = None) -> None:
+        """A compaction boundary: the record's own, or (`mid`) one added before a compaction summary
+        that has none (it accounts for no record of its own)."""
         data = rec.data
         part: Json = {"type": "compaction"}
         trigger = as_str((as_dict(data.get("compactMetadata")) or {}).get("trigger"))
@@ -220,24 +248,26 @@ class _FileReader:
             part["auto"] = trigger == "auto"
         self.out.append(
             Draft(
-                {"id": data["uuid"], "role": "user"},
+                {"id": mid or data["uuid"], "role": "user"},
                 [part],
-                line=rec.line,
+                line=rec.at_line,
+                where=rec.where,
                 created=epoch_ms(data.get("timestamp")),
+                records=0 if mid else 1,
             )
         )
 
     # -- queued input ------------------------------------------------------------------------
-    def _queue_operation(self, rec: Record, user_texts: list[tuple[int, str | None]]) -> None:
+    def _queue_operation(self, rec: Record) -> None:
         operation = rec.data.get("operation")
         if operation == "enqueue" and (text := nonempty_str(rec.data.get("content"))) is not None:
             item = _Queued(rec, text)
             entry = next(
                 (
-                    line
-                    for line, body in user_texts
-                    if line > rec.line
-                    and line not in self.claimed_entries
+                    at
+                    for at, body in self.user_texts
+                    if at > self.position[id(rec)]
+                    and at not in self.claimed_entries
                     and body is not None
                     and body.strip() == text.strip()
                 ),
@@ -270,9 +300,10 @@ class _FileReader:
             part = synthetic(part)
         sid = self.session.session_id
         draft = Draft(
-            {"id": f"{sid}.queued.L{item.record.line}", "role": "user"},
+            {"id": f"{sid}.queued.{item.record.tag}", "role": "user"},
             [part],
-            line=item.record.line,
+            line=item.record.at_line,
+            where=item.record.where,
             created=epoch_ms(delivered.data.get("timestamp")),
             records=2,
         )

@@ -7,6 +7,9 @@ from the newest message record back to the root, with three corrections (docs/im
 1. **Compaction.** A `compact_boundary` record has no parent; its `logicalParentUuid` names the
    pre-compaction leaf. The walk continues there, so the older history is imported too (behind the
    boundary, where the sidecar keeps it out of the request but reads it for "Recent user input").
+   Claude Code 1.0.x wrote no `logicalParentUuid`, and a compaction summary can start the chain
+   with no boundary record at all: the walk then continues at the newest earlier message record
+   it has not visited (the pre-compaction leaf: the file is appended to), counted apart.
 2. **Dangling links.** A parent that is not in the file (a record never written, or a subagent file
    forking from its parent session) is bridged to the newest earlier message record of the same
    thread that the walk has not visited. Each bridge is counted.
@@ -18,7 +21,10 @@ from the newest message record back to the root, with three corrections (docs/im
    - a user entry holding only tool results that answer calls on the path not yet answered.
    This repeats until nothing changes.
 
-The result keeps file order (append order, which is creation order).
+The result is in **graph order**: file order (append order), except that a record whose parent
+comes later in the file is moved to just after its parent. Claude Code 2.1.x can write a
+`tool_result` record before the assistant record holding the `tool_use` it answers (the result's
+`parentUuid` points forward); in file order the call would look unanswered.
 """
 
 from __future__ import annotations
@@ -37,10 +43,13 @@ COMPACT_BOUNDARY = "compact_boundary"
 
 @dataclass
 class ActiveBranch:
-    # The message records and compaction boundaries of the branch, in file order.
+    # The message records and compaction boundaries of the branch, in graph order.
     records: list[Record] = field(default_factory=list)
+    order: list[Record] = field(default_factory=list)  # every record of the file, in graph order
     repeated: set[int] = field(default_factory=set)  # lines whose uuid an earlier record has (it wins)
     bridges: int = 0
+    compactions_bridged: int = 0  # compactions naming no pre-compaction leaf (1.0.x), bridged to it
+    moved: int = 0  # message records placed after a parent written later in the file
     siblings: int = 0  # records added back from sibling branches
 
 
@@ -50,6 +59,11 @@ def is_message(record: Json) -> bool:
 
 def is_compact_boundary(record: Json) -> bool:
     return record.get("type") == "system" and record.get("subtype") == COMPACT_BOUNDARY
+
+
+def is_compact_summary(record: Json) -> bool:
+    """The user record holding a compaction's summary: what the model read first after it."""
+    return record.get("type") == "user" and record.get("isCompactSummary") is True
 
 
 def active_branch(records: Sequence[Record], *, main_thread: bool) -> ActiveBranch:
@@ -65,6 +79,8 @@ def active_branch(records: Sequence[Record], *, main_thread: bool) -> ActiveBran
             result.repeated.add(rec.line)
         else:
             by_uuid[uuid] = index
+    order = graph_order(records, by_uuid)
+    result.order = [records[i] for i in order]
 
     def in_thread(index: int) -> bool:
         data = records[index].data
@@ -78,8 +94,49 @@ def active_branch(records: Sequence[Record], *, main_thread: bool) -> ActiveBran
     path = _walk(records, by_uuid, thread, result)
     chosen = {i for i in path if in_thread(i) or is_compact_boundary(records[i].data)}
     result.siblings = _add_siblings(records, chosen, [i for i in thread if i not in chosen])
-    result.records = [records[i] for i in sorted(chosen)]
+    result.records = [records[i] for i in order if i in chosen]
+    result.moved = sum(
+        1 for i in chosen if (parent := _parent_index(records[i], i, by_uuid)) is not None and parent > i
+    )
     return result
+
+
+def graph_order(records: Sequence[Record], by_uuid: dict[str, int]) -> list[int]:
+    """The indices of `records` with every record after its parent: file order, except that a
+    record whose parent is not placed yet waits, and is placed (with whatever waits on it) right
+    after its parent. A record whose parent is not in the file, or that repeats an earlier uuid,
+    keeps its place; records caught in a parent cycle are placed last, in file order."""
+    waiting: dict[int, list[int]] = {}  # parent index -> records waiting for it, in file order
+    placed = [False] * len(records)
+    order: list[int] = []
+
+    def place(index: int) -> None:
+        stack = [index]
+        while stack:
+            current = stack.pop()
+            if placed[current]:
+                continue
+            placed[current] = True
+            order.append(current)
+            stack.extend(reversed(waiting.pop(current, [])))
+
+    for index, rec in enumerate(records):
+        parent = _parent_index(rec, index, by_uuid)
+        if parent is None or placed[parent]:
+            place(index)
+        else:
+            waiting.setdefault(parent, []).append(index)
+    for index in range(len(records)):  # only a cycle leaves records unplaced
+        place(index)
+    return order
+
+
+def _parent_index(rec: Record, index: int, by_uuid: dict[str, int]) -> int | None:
+    if by_uuid.get(str(rec.data.get("uuid"))) != index:
+        return None  # no uuid, or a repeat: not a node of the graph
+    parent_uuid = nonempty_str(rec.data.get("parentUuid"))
+    parent = by_uuid.get(parent_uuid) if parent_uuid is not None else None
+    return None if parent == index else parent
 
 
 def _walk(
@@ -93,13 +150,15 @@ def _walk(
         path.append(current)
         data = records[current].data
         parent = nonempty_str(data.get("parentUuid"))
-        if parent is None and is_compact_boundary(data):
+        compaction = parent is None and (is_compact_boundary(data) or is_compact_summary(data))
+        if compaction:
             parent = nonempty_str(data.get("logicalParentUuid"))
-        if parent is None:
-            break
-        found = by_uuid.get(parent)
-        if found is None:
-            result.bridges += 1
+        found = by_uuid.get(parent) if parent is not None else None
+        if found is None and (parent is not None or compaction):
+            if parent is None:
+                result.compactions_bridged += 1
+            else:
+                result.bridges += 1
             found = next((i for i in reversed(thread) if i < current and i not in visited), None)
         current = found
     return path

@@ -7,9 +7,12 @@ Rules, in order:
 2. A file under `storage/session/` -> `opencode` (a session of the storage layout).
 3. A JSON document: an object with `info` and `messages` -> `opencode` (export); a Gemini CLI chat
    (`sessionId`, `projectHash`, `messages`) or checkpoint (`{history}`, or an array of `{role,
-   parts}`) -> `gemini`; an array of `{role, content}` messages -> `cline`. A document that does not
-   parse gets the parser's error naming its line, whatever it was meant to be (an array is taken
-   for Cline's, `{"info"` for OpenCode's, so that their readers name the place).
+   parts}`) -> `gemini`; an array of Claude Code records (the hook scripts' `chat.json`: most of its
+   first 50 elements have a Claude Code `type` and a `uuid`/`sessionId`/`leafUuid`/`messageId`) ->
+   `claude-code`; an array of `{role, content}` messages -> `cline`. A document that does not parse
+   gets the parser's error naming its line, whatever it was meant to be (an array is taken for
+   Claude Code's when a Claude Code key opens its first element, else for Cline's; `{"info"` for
+   OpenCode's, so that their readers name the place).
 4. Markdown with `# aider chat started at` lines -> `aider`.
 5. JSONL: the first 50 parseable records vote. Codex records are envelopes
    `{"type": "session_meta"|"response_item"|"event_msg"|"turn_context"|"compacted", "payload"}` (or the
@@ -54,10 +57,14 @@ CLAUDE_TYPES = frozenset(
 CLAUDE_KEYS = ("uuid", "sessionId", "leafUuid", "messageId")
 CLINE_FILE = "api_conversation_history.json"
 _OPENCODE_EXPORT_START = re.compile(rb'\s*\{\s*"info"\s*:')
+# The first element of a Claude Code array names one of its keys before any nested value; Cline's
+# messages start with `role` or `content`.
+_CLAUDE_ARRAY_START = re.compile(rb'\s*\[\s*\{[^{\[]*?"(?:uuid|sessionId|leafUuid|parentUuid)"\s*:')
+PEEK = 50
 SESSION_OPEN = "session/open params"
 # What each format is, for the answer to a file none of them reads.
 NEEDS = (
-    ("claude-code", "JSONL records with a type and a uuid or sessionId"),
+    ("claude-code", "JSONL records with a type and a uuid or sessionId, or a JSON array of them"),
     ("codex", "JSONL records {type: session_meta|response_item|event_msg|..., payload}"),
     ("opencode", "an export {info, messages} or a storage directory"),
     ("cline", "a JSON array of {role, content} messages"),
@@ -79,8 +86,10 @@ def detect_format(path: Path) -> str:
     document = whole_document(data)
     if document is not None:
         return _detect_document(path, document)
-    if data.lstrip().startswith(b"[") or _OPENCODE_EXPORT_START.match(data):
-        return "cline" if data.lstrip().startswith(b"[") else "opencode"
+    if data.lstrip().startswith(b"["):
+        return "claude-code" if _CLAUDE_ARRAY_START.match(data) else "cline"
+    if _OPENCODE_EXPORT_START.match(data):
+        return "opencode"
     if opens_a_document(data):
         load_json(path, data)  # raises: a damaged JSON document, its line and column named
     if looks_like_aider(data):
@@ -126,6 +135,8 @@ def _detect_document(path: Path, document: Any) -> str:
     if is_chat_document(document) or is_checkpoint_document(document):
         return "gemini"
     items = as_list(document)
+    if items is not None and _claude_array(items):
+        return "claude-code"
     if items is not None and (not items or _is_cline_message(items[0])):
         return "cline"
     if is_session_open_params(document):
@@ -140,9 +151,22 @@ def _is_cline_message(item: Any) -> bool:
     return found is not None and found.get("role") in ("user", "assistant") and "content" in found
 
 
+def _is_claude_record(record: object) -> bool:
+    return (
+        isinstance(record, dict)
+        and as_str(record.get("type")) in CLAUDE_TYPES
+        and any(key in record for key in CLAUDE_KEYS)
+    )
+
+
+def _claude_array(document: list[object]) -> bool:
+    head = document[:PEEK]
+    return bool(head) and 2 * sum(1 for item in head if _is_claude_record(item)) > len(head)
+
+
 def _detect_jsonl(path: Path, data: bytes) -> str:
     votes: Counter[str] = Counter()
-    records = peek_jsonl(data)
+    records = peek_jsonl(data, PEEK)
     for record in records:
         kind = as_str(record.get("type"))
         if (
@@ -151,7 +175,7 @@ def _detect_jsonl(path: Path, data: bytes) -> str:
             or (kind is None and "instructions" in record and "id" in record)
         ):
             votes["codex"] += 1
-        elif kind in CLAUDE_TYPES and any(key in record for key in CLAUDE_KEYS):
+        elif _is_claude_record(record):
             votes["claude-code"] += 1
         elif is_recording_record(record) or is_stream_event(record):
             votes["gemini"] += 1

@@ -20,6 +20,9 @@ does what every format needs the same way:
   never stand in for it.
 - **Slices** are merged into one list by time (stable: the main slice first on ties), each slice
   keeping its own order.
+- **Types.** Every message's `info` and every part must be of the types `core.data_model` declares,
+  as `session/open` requires; a source whose data is not (a hand-edited export, a tool's own bug)
+  is refused with a `TranscriptError` naming the message, the part and the field.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.data_model import MESSAGE_INFO, PART
+from ..core.data_types import Kind, problems_of
 from ..core.words import MAIN_AGENT
 from .errors import TranscriptError
 from .fields import Json, nonempty_str
@@ -181,7 +186,20 @@ def _message(draft: Draft, session_id: str, path: str) -> Json:
             time["created"] = draft.created
         info["time"] = time
     parts = [_with_id(part, draft, index, path) for index, part in enumerate(draft.parts)]
+    _check(MESSAGE_INFO, info, "info", draft, path)
+    for index, part in enumerate(parts):
+        _check(PART, part, f"content item {index}", draft, path)
     return {"info": info, "parts": parts}
+
+
+def _check(kind: Kind, value: Json, what: str, draft: Draft, path: str) -> None:
+    problems = problems_of(kind, value)
+    if problems:
+        first = problems[0]
+        where = f"{what}: {first.path()}" if first.loc else what
+        raise TranscriptError(
+            path, f"message {draft.id}: {where}: {first.message}", line=draft.line, where=draft.where
+        )
 
 
 def _with_id(part: Json, draft: Draft, index: int, path: str) -> Json:

@@ -1,4 +1,5 @@
-"""Reading transcript files: whole JSON documents and JSONL streams, with errors that name the line.
+"""Reading transcript files: whole JSON documents, JSONL streams and JSON arrays of records, with
+errors that name the line (or the array index).
 
 Strict by default: a line that is not valid UTF-8 or not a JSON object stops the import with a
 `TranscriptError` naming the file and the line (a crash mid-write leaves a truncated last line;
@@ -21,6 +22,7 @@ from .report import ImportReport
 
 UTF8_BOM = b"\xef\xbb\xbf"
 BAD_LINE = "unreadable line (skipped on request)"
+BAD_ELEMENT = "array element that is not an object (skipped on request)"
 
 
 def read_bytes(path: Path) -> bytes:
@@ -82,10 +84,22 @@ def opens_a_document(data: bytes) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Record:
-    """One JSONL record and the 1-based line it came from."""
+    """One record and where it came from: a JSONL line (`line`, 1-based), or an element of a JSON
+    array (`where` = `[index]`; `line` is then the 0-based index, its place in the source)."""
 
     line: int
     data: dict[str, Any]
+    where: str | None = None
+
+    @property
+    def at_line(self) -> int | None:
+        """The line to name in an error (None for an array element: `where` names it)."""
+        return None if self.where is not None else self.line
+
+    @property
+    def tag(self) -> str:
+        """A short, stable label of the record's place, for derived IDs (`L12`, `E3`)."""
+        return f"L{self.line}" if self.where is None else f"E{self.line}"
 
 
 def jsonl_records(
@@ -118,6 +132,33 @@ def _parse_line(path: Path, raw: bytes, number: int, *, is_last: bool) -> dict[s
     if not isinstance(value, dict):
         raise TranscriptError(path, "a JSONL record must be a JSON object", line=number)
     return value
+
+
+def json_array_records(
+    path: Path, data: bytes, report: ImportReport, *, tolerate_bad_lines: bool
+) -> Iterator[Record]:
+    """The objects of a JSON array document (records saved as one array), one per element,
+    counted in `report.records_read`; an element that is not an object is named by its index."""
+    document = load_json(path, data)
+    if not isinstance(document, list):
+        raise TranscriptError(path, "expected a JSON array of records")
+    for index, value in enumerate(document):
+        report.records_read += 1
+        where = f"[{index}]"
+        if not isinstance(value, dict):
+            if not tolerate_bad_lines:
+                raise TranscriptError(path, "a record must be a JSON object", where=where)
+            report.skip(BAD_ELEMENT)
+            continue
+        yield Record(index, value, where)
+
+
+def records_of(
+    path: Path, data: bytes, report: ImportReport, *, tolerate_bad_lines: bool
+) -> Iterator[Record]:
+    """JSONL records, or the elements of a JSON array: a JSONL file never starts with `[`."""
+    read = json_array_records if data.lstrip().startswith(b"[") else jsonl_records
+    return read(path, data, report, tolerate_bad_lines=tolerate_bad_lines)
 
 
 def peek_jsonl(data: bytes, limit: int = 50) -> list[dict[str, Any]]:

@@ -33,6 +33,13 @@ GOOD, BAD, NOTE = "green", "red", "yellow"
 FILL, FILL_HIGH, FILL_CUT, BACK = "cyan", "yellow", "red", "grey23"
 WARNINGS_SHOWN = 6  # more are counted; --json lists them all
 HIGH_SHARE = 0.75  # a section past this share of its cap is drawn in FILL_HIGH
+ACCURATE = (0.8, 1.25)  # an estimate-to-usage ratio drawn in GOOD; outside, in NOTE
+NO_USAGE = "No step of the view recorded provider usage to compare the estimate with."
+OFF_RATIO = (
+    "Below 1: the request held more than the stored messages (a system prompt and tool definitions "
+    "the file does not hold, a tokenizer denser than 4 characters a token). Above 1: it held less "
+    "(a host that trims its own requests)."
+)
 TOKENS_PER_CHAR = 4  # est(): one token per 4 UTF-16 units (behavior.md#est), for the character cap
 
 WINDOW_SOURCES = {
@@ -84,6 +91,8 @@ def render_picture(ins: Inspection, console: Console, *, show_text: bool = False
             _sections(ins, bar(SECTION_OTHERS, SECTION_MAX)),
         ),
         ("What the boundary keeps of the live conversation (fidelity report)", _fidelity(ins)),
+        ("The tools the model's text names, and whether the request has them", _model_view(ins)),
+        *((("Sample model tool calls (--tools)", _tool_samples(ins)),) if ins.tool_samples else ()),
         ("Warnings", _warnings(ins)),
     ):
         console.print()
@@ -250,11 +259,38 @@ def _request(ins: Inspection, bar: int) -> RenderableType:
     legend = Text(
         "Up to W: what the checkpoint covers, replaced by the boundary. Kept tail: the messages after "
         "W that are still sent (the assistant steps the boundary's activity digest summarises are "
-        "left out). Estimated tokens are the sidecar's estimate of the stored messages (characters / "
-        "4); the provider's count above also holds the system prompt and the tool definitions.",
+        "left out). Estimated tokens are the sidecar's estimate of the stored messages as the "
+        "provider counts them (text at 4 characters a token, images by their pixels, replayed "
+        "reasoning at the tokens it stands for); the provider's count above also holds the system "
+        "prompt and the tool definitions.",
         style="dim",
     )
-    return Group(table, legend, _outcome(ins))
+    return Group(table, legend, _outcome(ins), *_accuracy(ins))
+
+
+def _accuracy(ins: Inspection) -> list[RenderableType]:
+    """How far the estimate was from the provider's count on the newest steps, per model."""
+    found = ins.computed.accuracy
+    if not found:
+        return [Text(NO_USAGE, style="dim")]
+    lines: list[RenderableType] = [
+        Text("The estimate against the provider's count (estimate / usage)", style="bold")
+    ]
+    for a in found:
+        model = "/".join(x for x in (a.provider_id, a.model_id) if x) or "an unnamed model"
+        newest = a.steps[-1]
+        style = GOOD if ACCURATE[0] <= a.ratio <= ACCURATE[1] else NOTE
+        lines.append(
+            Text.assemble(
+                f"  {model}: ",
+                (f"{a.ratio:.2f}", f"bold {style}"),
+                f" over its last {_count(len(a.steps), 'step')} with usage; the newest: "
+                f"{newest.estimated:,} estimated, {newest.counted:,} counted",
+            )
+        )
+    if any(not ACCURATE[0] <= a.ratio <= ACCURATE[1] for a in found):
+        lines.append(Text(OFF_RATIO, style="dim"))
+    return lines
 
 
 def _outcome(ins: Inspection) -> Text:
@@ -416,6 +452,48 @@ def _cut_row(cut: Sequence[str], shed: Sequence[str]) -> tuple[Text, str, str]:
     if shed:
         parts.append("shed by the total cap: " + ", ".join(SECTION_LABELS.get(k, k) for k in shed))
     return Text(*PARTLY), label, "; ".join(parts)
+
+
+# -- the model's view (behavior.md#d18) -----------------------------------------------------------
+def _model_view(ins: Inspection) -> RenderableType:
+    view = ins.model_view
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    wording = (
+        "toolPointers declared: the texts name the model's own tools"
+        if view.pointers is not None
+        else "the reference's wording: the texts name MiMo's tools (declare toolPointers to change it)"
+    )
+    grid.add_row(Text(*NOTHING), "Wording", wording)
+    if view.sidecar_prefix is not None:
+        added = f"added to the request, prefix {view.sidecar_prefix!r}" if view.sidecar_prefix else "added"
+        grid.add_row(Text(*KEPT), "Sidecar's tools", added)
+    if not view.named:
+        grid.add_row(Text(*NOTHING), "Tools named", "none")
+    for name in view.named:
+        held = view.holds(name)
+        if held is None:
+            grid.add_row(Text(*NOTHING), name, "unknown: the request declares no tools (requestPrefix.tools)")
+        elif held:
+            grid.add_row(Text(*KEPT), name, "in the request's tools")
+        else:
+            grid.add_row(Text(*LOST), name, "named by the text, not in the request's tools")
+    return grid
+
+
+def _tool_samples(ins: Inspection) -> RenderableType:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for sample in ins.tool_samples:
+        args = ", ".join(f"{k}={v!r}" for k, v in sample.arguments.items())
+        mark = LOST if sample.answer.is_error else KEPT
+        first = sample.answer.text.split("\n", 1)[0]
+        grid.add_row(Text(*mark), Text.assemble((f"{sample.name}({args})", "bold")))
+        grid.add_row("", Text(f"{len(sample.answer.text):,} characters · {first}", style="dim"))
+    return grid
 
 
 # -- warnings ------------------------------------------------------------------------------------

@@ -53,8 +53,30 @@ def inspection_json(ins: Inspection, *, include_text: bool = False) -> Json:
             },
             "sizes": None if ins.sizes is None else _wire(wire.RequestSizes.of(ins.sizes)),
         },
+        "estimateAccuracy": [_wire(wire.EstimateAccuracy.of(a)) for a in ins.computed.accuracy],
         "fidelity": None if ins.fidelity is None else _wire(wire.FidelityReport.of(ins.fidelity)),
+        "modelView": _model_view(ins),
+        "toolCalls": [
+            {
+                "name": s.name,
+                "arguments": s.arguments,
+                "isError": s.answer.is_error,
+                "text": s.answer.text,
+                "structuredContent": s.answer.structured,
+            }
+            for s in ins.tool_samples
+        ],
         "warnings": list(ins.warnings),
+    }
+
+
+def _model_view(ins: Inspection) -> Json:
+    view = ins.model_view
+    return {
+        "toolPointers": "declared" if view.pointers is not None else "reference",
+        "sidecarTools": view.sidecar_prefix,
+        "toolsKnown": view.held is not None,
+        "toolsNamed": [{"name": name, "held": view.holds(name)} for name in view.named],
     }
 
 

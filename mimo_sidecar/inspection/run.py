@@ -12,7 +12,9 @@ handlers call, minus the transport) through the cycle a host runs, at one clock:
    that its watermark is stored (behavior.md#watermark-lifecycle);
 4. `compute`: the trigger (behavior.md#trigger), the writer watermark and the dry-run preview;
 5. `build` before, `insert` (behavior.md#rebuild: its gates, then the engine's insertion), and
-   `build` after (behavior.md#request).
+   `build` after (behavior.md#request), with the sidecar's model tools when `--sidecar-tools`
+   declares them; what the texts of that request name, against its tools (behavior.md#d18);
+6. with `--tools`, a sample call of each model tool (`tool_samples`).
 
 The memory root is the one given (never written), or a temporary one that holds only that
 `checkpoint.md` and is deleted afterwards. The only file the run can change under a given root is the one
@@ -35,6 +37,7 @@ from ..core.config import RebuildConfig
 from ..core.engine import BuildResult, ComputeResult, InsertResult, ModelLimits
 from ..core.errors import DomainError
 from ..core.fidelity import FidelityReport
+from ..core.formats import BuildOutput
 from ..core.memory_files import MemoryRoot, UnsafeName
 from ..core.message import Message
 from ..core.outcomes import Inserted
@@ -42,11 +45,14 @@ from ..core.recent_user import raw_user_text
 from ..core.render import RenderResult
 from ..core.request_size import RequestSizes
 from ..core.session import Session
+from ..core.tool_pointers import ToolPointers
 from ..core.watermark import WatermarkResult
 from ..core.words import MAIN_AGENT, InsertReason
 from ..service import InsertRequest, OpenRequest, SidecarService
 from ..service.service import now_ms as wall_clock_ms
+from ..wire.session import ToolPointers as WireToolPointers
 from .source import InspectSource
+from .tool_samples import ToolSample, sample_calls
 
 # The window assumed when neither the command line nor the file says: the 200k tokens of the
 # Claude models most coding agents run on (a Codex rollout records its own).
@@ -96,6 +102,22 @@ class RequestSide:
 
 
 @dataclass(frozen=True)
+class ModelView:
+    """The tools the request's texts name and the tools it holds (behavior.md#d18): of the request
+    after the rebuild, else the one before."""
+
+    named: tuple[str, ...]
+    held: frozenset[str] | None  # None: unknown (no requestPrefix.tools, no sidecar tools added)
+    pointers: ToolPointers | None  # the session's declaration (None: the reference's wording)
+    sidecar_prefix: str | None  # the sidecar's tools were added to the request, so named
+
+    def holds(self, name: str) -> bool | None:
+        if self.held is None:
+            return None
+        return name.lower() in {h.lower() for h in self.held}
+
+
+@dataclass(frozen=True)
 class Inspection:
     source: InspectSource
     main_view: int  # stored messages in the main view before the rebuild
@@ -112,6 +134,8 @@ class Inspection:
     fidelity: FidelityReport | None
     sizes: RequestSizes | None  # what the inflation guard compared (behavior.md#inflation-guard)
     newest_user_ask_text: str  # the text of the fidelity report's newest user ask
+    model_view: ModelView
+    tool_samples: list[ToolSample] = field(default_factory=list)  # --tools
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -142,14 +166,21 @@ def inspect_source(
     window: int | None = None,
     watermark: str | None = None,
     config: RebuildConfig | None = None,
+    sidecar_tools: str | None = None,
+    sample_tools: bool = False,
 ) -> Inspection:
-    """Run the sidecar on `source`. Raises `InspectError` for an unusable option or session."""
+    """Run the sidecar on `source`. Raises `InspectError` for an unusable option or session.
+    `sidecar_tools`: the model has the sidecar's tools with this prefix (declared in the session's
+    `toolPointers` unless the file declares its own, and added to the request after the rebuild);
+    `sample_tools`: call each model tool once after the rebuild."""
     now = wall_clock_ms()
     sid = source.session_id
     with memory_for(sid, memory_root) as memory:
         service = SidecarService(config=config, memory_root=memory.root, clock=lambda: now)
         try:
-            session = open_session(service, source, create_checkpoint=memory.temporary)
+            session = open_session(
+                service, source, create_checkpoint=memory.temporary, sidecar_tools=sidecar_tools
+            )
             view = list(session.context_view(MAIN_AGENT))
             model = choose_model(source, view, window)
             stored = store_watermark(service, session, view, source, watermark)
@@ -157,11 +188,19 @@ def inspect_source(
             before = service.build(sid).result
             covered = _tokens_up_to(view, before, stored.position)
             inserted = asyncio.run(service.insert(InsertRequest(sid, INSERT_REASON, MAIN_AGENT)))
-            after = service.build(sid).result if inserted.outcome == "rebuilt" else None
+            declared = session.tool_pointers.sidecar_prefix if session.tool_pointers is not None else None
+            added = sidecar_tools if sidecar_tools is not None else declared
+            output = BuildOutput(sidecar_tools=added)
+            after = service.build(sid, output=output).result if inserted.outcome == "rebuilt" else None
+            res = inserted.result
+            boundary = _boundary_tokens(res, after)
+            fidelity = res.fidelity if res is not None and res.fidelity is not None else computed.fidelity
+            ask_text = _ask_text(session, fidelity)
+            ask_id = fidelity.newest_user_ask.message_id if fidelity is not None else None
+            samples = sample_calls(service, session, ask_id, ask_text, res) if sample_tools else []
         except DomainError as exc:
             raise InspectError(f"{source.path}: {exc}") from None
-    res = inserted.result
-    fidelity = res.fidelity if res is not None and res.fidelity is not None else computed.fidelity
+    shown = after if after is not None else before
     return Inspection(
         source=source,
         main_view=len(view),
@@ -173,19 +212,33 @@ def inspect_source(
         covered_tokens=covered,
         inserted=inserted,
         after=request_side(after) if after is not None else None,
-        boundary_tokens=_boundary_tokens(session, res),
+        boundary_tokens=boundary,
         fidelity=fidelity,
         sizes=res.sizes if res is not None and res.sizes is not None else computed.sizes,
-        newest_user_ask_text=_ask_text(session, fidelity),
+        newest_user_ask_text=ask_text,
+        model_view=ModelView(shown.tools_named, shown.tools_held, session.tool_pointers, added),
+        tool_samples=samples,
         warnings=_warnings(source, computed, before, res, after),
     )
 
 
 # -- the session ---------------------------------------------------------------------------------
-def open_session(service: SidecarService, source: InspectSource, *, create_checkpoint: bool) -> Session:
+def open_session(
+    service: SidecarService,
+    source: InspectSource,
+    *,
+    create_checkpoint: bool,
+    sidecar_tools: str | None = None,
+) -> Session:
     """`session/open` with the params (no parent: inspect reads one file); `create_checkpoint`: a
-    missing checkpoint.md is created from the template, as a host may ask (behavior.md#writer-kit)."""
+    missing checkpoint.md is created from the template, as a host may ask (behavior.md#writer-kit).
+    `sidecar_tools` declares the sidecar's model tools with that prefix when the file declares no
+    `toolPointers` of its own."""
     p = source.params
+    declared = p.get("toolPointers")
+    pointers = WireToolPointers.model_validate(declared).pointers() if declared is not None else None
+    if pointers is None and sidecar_tools is not None:
+        pointers = ToolPointers(sidecar_prefix=sidecar_tools)
     service.open(
         OpenRequest(
             session_id=source.session_id,
@@ -197,6 +250,7 @@ def open_session(service: SidecarService, source: InspectSource, *, create_check
             request_prefix=p.get("requestPrefix"),
             ids_ascending=bool(p.get("idsAscending", False)),
             tool_name_map=p.get("toolNameMap"),
+            tool_pointers=pointers,
         ),
         create_checkpoint=create_checkpoint,
     )
@@ -272,11 +326,12 @@ def request_side(built: BuildResult) -> RequestSide:
 
 
 def _tokens_up_to(view: Sequence[Message], built: BuildResult, w: int | None) -> int:
-    """Of the stored messages a request sends, the estimated tokens of those up to W (inclusive)."""
+    """Of the stored messages a request sends, the estimated tokens of those up to W (inclusive),
+    as `estimatedTokens` counts them."""
     if w is None:
         return 0
-    sent = set(built.request.sources)
-    return sum(m.tokens for m in view[: w + 1] if m.id in sent)
+    shares = built.request.message_tokens
+    return sum(shares.get(m.id, 0) for m in view[: w + 1])
 
 
 def _ask_text(session: Session, fidelity: FidelityReport | None) -> str:
@@ -285,11 +340,11 @@ def _ask_text(session: Session, fidelity: FidelityReport | None) -> str:
     return raw_user_text(ask) if ask is not None else ""
 
 
-def _boundary_tokens(session: Session, inserted: InsertResult | None) -> int:
-    if inserted is None or inserted.message is None:
+def _boundary_tokens(inserted: InsertResult | None, after: BuildResult | None) -> int:
+    """The boundary's share of the request after the rebuild."""
+    if inserted is None or inserted.message is None or after is None:
         return 0
-    boundary = session.get(inserted.message["info"]["id"])
-    return boundary.tokens if boundary is not None else 0
+    return after.request.message_tokens.get(inserted.message["info"]["id"], 0)
 
 
 def _warnings(

@@ -66,7 +66,10 @@ MEMORY_FILES = {
 # Error answers shown in protocol.md's Errors section: (method, params) sent after initialize.
 ERROR_EXAMPLES: list[tuple[str, Any]] = [
     ("no/such-method", {}),
-    ("session/sync", {"sessionId": SID, "upsertParts": [{"messageId": LATEST, "part": {"type": "text"}}]}),
+    (
+        "session/sync",
+        {"sessionId": SID, "upsertParts": [{"messageId": LATEST, "part": {"type": "text", "text": "x"}}]},
+    ),
     ("session/get", {"sessionId": "ses_unknown"}),
 ]
 
@@ -180,6 +183,8 @@ def play_story(client: _Client, root: str) -> None:
     for name in ("checkpoint/prepare", "checkpoint/commit"):  # the writer kit: a writer covering A1
         client.call(name, example[name])
     for name in ("session/get", "rebuild/compute", "rebuild/insert", "request/build"):
+        client.call(name, example[name])
+    for name in ("tools/list", "tools/call"):  # the cleared result of call_1, in full
         client.call(name, example[name])
     for method, params in ERROR_EXAMPLES:
         client.call(method, params)

@@ -2,7 +2,8 @@
 
 Standard JSON-RPC/LSP codes are used for transport and validation problems; application errors use
 codes from 1001 up, outside the range JSON-RPC reserves (-32768..-32000) and the codes LSP clients
-such as vscode-jsonrpc generate themselves. 1010 and above belong to the rebuild methods.
+such as vscode-jsonrpc generate themselves. 1010 belongs to the rebuild methods, 1011 to the model tools,
+1012 to request/build.
 
 Application errors carry `data` with at least `name` and, when one input is at fault, `field` (the
 camelCase path of the offending param, with list indexes as numbers: `upsertParts.0.part.id`).
@@ -30,13 +31,17 @@ class ErrorSpec:
 
 
 PARSE_ERROR = ErrorSpec(
-    -32700, "ParseError", "The frame body is not valid UTF-8 JSON (answered with id null)."
+    -32700,
+    "ParseError",
+    "The frame body is not valid UTF-8 JSON, or the bytes where a frame should be are not one "
+    "(answered with id null).",
 )
 INVALID_REQUEST = ErrorSpec(
     -32600,
     "InvalidRequest",
-    "Not a JSON-RPC 2.0 request object, a batch (arrays are not supported), a frame nested deeper "
-    "than 1024 levels, a second initialize, or a request after shutdown.",
+    "Not a JSON-RPC 2.0 request object, a batch (arrays are not supported), an id that is not a "
+    "string or a 64-bit integer, a frame over the maximum frame size, a frame nested deeper than "
+    "1024 levels, a second initialize, or a request after shutdown.",
 )
 METHOD_NOT_FOUND = ErrorSpec(-32601, "MethodNotFound", "No such method. data: {method}.")
 INVALID_PARAMS = ErrorSpec(
@@ -98,8 +103,14 @@ BOUNDARY_ID_REQUIRED = ErrorSpec(
     "rebuild/insert without boundaryMessageId for a session whose declared-ascending IDs the "
     "sidecar cannot mint (neither MiMo v2 nor legacy v1); nothing was changed.",
 )
-EMPTY_REQUEST = ErrorSpec(
+UNKNOWN_TOOL = ErrorSpec(
     1011,
+    "UnknownTool",
+    "tools/call with a name that is not one of the sidecar's model tools with the prefix in use. "
+    "data: {name}. (A bad argument of a known tool is not an error: the result says isError.)",
+)
+EMPTY_REQUEST = ErrorSpec(
+    1012,
     "EmptyRequest",
     "request/build whose request would hold no message at all (no provider accepts one): the view is "
     "empty, or nothing in it can be sent in the format; the message says which. "
@@ -124,6 +135,7 @@ ERRORS: tuple[ErrorSpec, ...] = (
     INVALID_CHECKPOINT,
     MEMORY_WRITE_FAILED,
     BOUNDARY_ID_REQUIRED,
+    UNKNOWN_TOOL,
     EMPTY_REQUEST,
 )
 
@@ -140,6 +152,7 @@ DOMAIN_ERRORS: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.INVALID_CHECKPOINT: INVALID_CHECKPOINT,
     ErrorCode.MEMORY_WRITE_FAILED: MEMORY_WRITE_FAILED,
     ErrorCode.BOUNDARY_ID_REQUIRED: BOUNDARY_ID_REQUIRED,
+    ErrorCode.UNKNOWN_TOOL: UNKNOWN_TOOL,
     ErrorCode.EMPTY_REQUEST: EMPTY_REQUEST,
 }
 

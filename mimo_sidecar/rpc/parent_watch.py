@@ -12,6 +12,8 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from ..wire.lifecycle import PROCESS_ID_MAX
+
 if TYPE_CHECKING:
     from .server import SidecarServer
 
@@ -62,8 +64,12 @@ class ParentWatcher:
         self._task: asyncio.Task[None] | None = None
 
     def watch(self, pid: int, source: str) -> None:
-        """Start watching `pid` (safe before the loop runs)."""
-        if pid <= 0 or pid == os.getpid() or pid in self._watched:
+        """Start watching `pid` (safe before the loop runs). The wire and the command line refuse
+        process ids the platform cannot have; one that still gets here is logged, not watched."""
+        if not 0 <= pid <= PROCESS_ID_MAX:
+            logger.error("not watching %d (%s): not a process id of this platform", pid, source)
+            return
+        if pid == 0 or pid == os.getpid() or pid in self._watched:
             return
         self._watched[pid] = source
         logger.info("watching parent process %d (%s)", pid, source)
@@ -76,7 +82,13 @@ class ParentWatcher:
     async def _poll(self) -> None:
         while True:
             for pid, source in list(self._watched.items()):
-                if not pid_alive(pid):
+                try:
+                    alive = pid_alive(pid)
+                except (OverflowError, ValueError) as exc:  # the watcher must outlive a bad pid
+                    logger.error("cannot watch process %d (%s): %s", pid, source, exc)
+                    del self._watched[pid]
+                    continue
+                if not alive:
                     logger.warning("parent process %d (%s) is gone; exiting", pid, source)
                     hard_exit(self._server.exit_code)
             await asyncio.sleep(self._interval)

@@ -14,13 +14,17 @@ What this changes in pygls (docs/architecture.md, "pygls overrides", says why ea
 - An unknown method gets -32601 `"<method>: method not found"` with `data.method`.
 - Requests before `initialize` get -32002; requests after `shutdown` get -32600; a batch (array) or
   a non-object gets -32600; a body that is not JSON gets -32700 (id null); a frame nested deeper
-  than the codec's limit gets -32600 with its request's id, read without parsing the frame.
+  than the codec's limit gets -32600 with its request's id, read without parsing the frame. An id
+  must be a string or an integer within 64 bits (`true` is not 1). A request method sent without an
+  id is logged and ignored. Bytes that are not a frame at all are answered by `refuse_frame`.
+- No future outlives its handler (pygls kept those of async notification handlers for good).
 - Frames are parsed and written with the codec (orjson; lone surrogates written as escapes):
   UTF-8 bodies, byte-exact Content-Length, and results arrive already encoded by their handler
   (`EncodedJson`), so cattrs never walks them. A message that still cannot be encoded is replaced
   by an internal error for its id: every request gets exactly one response. Errors never carry a
   Python traceback (`errors.public_error`).
-- Frames are read by a dedicated thread (`FrameReader`), not pygls's shared thread pool.
+- Frames are read and parsed by a dedicated thread (`FrameReader`), not pygls's shared thread
+  pool; the protocol receives decoded bodies (`receive`).
 """
 
 from __future__ import annotations
@@ -45,10 +49,10 @@ from pygls.protocol import (
     lsp_method,
 )
 
-from ..transport.framing import FrameWriter
-from ..transport.jsondepth import top_level_scalars
-from ..transport.jsonrpc_codec import EncodedJson, FrameTooDeep, dumps, encode_response, loads
+from ..transport.framing import FrameProblem, FrameWriter
+from ..transport.jsonrpc_codec import EncodedJson, Unreadable, dumps, encode_response
 from ..wire.lifecycle import InitializeParams
+from ..wire.registry import REGISTRY
 from . import errors
 from .dispatch import validate_params
 
@@ -56,6 +60,21 @@ logger = logging.getLogger(__name__)
 
 JSONRPC_VERSION = "2.0"
 ALWAYS_ALLOWED = frozenset({types.INITIALIZE, types.EXIT})
+# Methods that only make sense as requests: sent without an id, they are logged and ignored.
+REQUEST_METHODS = frozenset(
+    name for name, spec in REGISTRY.items() if spec.kind == "request" and spec.direction == "client → sidecar"
+)
+ID_RANGE = range(-(2**63), 2**63)  # request ids: strings, or integers within 64 bits (signed)
+
+
+def _valid_id(msg_id: Any) -> bool:
+    """A request id as JSON-RPC and LSP have them: a string, or an integer (not `true`, which
+    Python would take for 1, nor `7.0`, nor one beyond 64 bits)."""
+    if isinstance(msg_id, str):
+        return True
+    return type(msg_id) is int and msg_id in ID_RANGE
+
+
 # LSP methods whose raw params are first validated as protocol.md documents them (lsprotocol's
 # structuring coerces: `processId: "123"` would pass).
 LSP_PARAMS = {types.INITIALIZE: InitializeParams}
@@ -72,6 +91,13 @@ PYGLS_OVERRIDES: dict[str, tuple[str, ...]] = {
         "test_requests_after_shutdown_are_refused",
         "test_initialize_validates_process_id_and_capabilities",
         "test_lsp_params_problems_are_listed_in_the_documented_path_form",
+        "test_request_methods_sent_as_notifications_change_nothing_and_keep_nothing",
+        "test_ids_that_are_not_strings_or_64_bit_integers_are_refused",
+        "test_closed_sessions_leave_nothing_behind",
+    ),
+    "SidecarProtocol._execute_handler": (
+        "test_async_notifications_keep_no_future",
+        "test_an_unanswered_progress_request_does_not_hold_the_insert",
     ),
     "SidecarProtocol._send_handler_result": (
         "test_cancel_request",
@@ -95,6 +121,9 @@ PYGLS_OVERRIDES: dict[str, tuple[str, ...]] = {
     "SidecarServer.start_io": (
         "test_end_of_stdin_exits_within_1s",
         "test_lowercase_header_and_extra_headers",
+        "test_a_malformed_frame_is_answered_and_the_next_three_are_served",
+        "test_a_large_frame_does_not_hold_up_the_requests_behind_it",
+        "test_a_closed_stdout_ends_the_process_like_a_closed_stdin",
     ),
 }
 
@@ -159,32 +188,40 @@ class SidecarProtocol(LanguageServerProtocol):
     def structure_message(self, data: Any) -> Any:
         return data  # nested dicts stay plain data; handle_message structures the top level
 
-    def handle_body(self, body: bytes) -> None:
-        """Entry point of the transport: one frame body."""
-        try:
-            message = loads(body)
-        except FrameTooDeep as exc:
-            self._refuse_unreadable(body, exc)
-            return
-        except (ValueError, UnicodeDecodeError) as exc:
-            logger.warning("unparsable frame (%d bytes): %s", len(body), exc)
-            self._send_error(None, errors.PARSE_ERROR, f"parse error: {exc}")
+    def receive(self, decoded: Any) -> None:
+        """Entry point of the transport: one decoded frame body (`jsonrpc_codec.decode_frame`)."""
+        if isinstance(decoded, Unreadable):
+            self._refuse_unreadable(decoded)
             return
         try:
-            self.handle_message(message)
+            self.handle_message(decoded)
         except Exception:
             logger.exception("failed to handle a message")
 
-    def _refuse_unreadable(self, body: bytes, exc: FrameTooDeep) -> None:
-        """Answer a request too deep to parse, with the id read from its top level."""
-        top = top_level_scalars(body)
-        if "id" not in top:
-            logger.warning("dropping a notification or response %s (%d bytes)", exc, len(body))
+    def refuse_frame(self, problem: FrameProblem) -> None:
+        """Answer bytes that were not a usable frame (the reader has moved on to the next one)."""
+        logger.warning("not a usable frame: %s", problem.message)
+        if problem.kind == "too-large":
+            data = {"contentLength": problem.content_length, "maxFrameBytes": problem.max_frame_bytes}
+            self._send_error(None, errors.INVALID_REQUEST, f"invalid request: {problem.message}", data)
+        else:
+            self._send_error(None, errors.PARSE_ERROR, f"parse error: {problem.message}")
+
+    def _refuse_unreadable(self, body: Unreadable) -> None:
+        """A body that is not JSON gets -32700 (id null); a request too deep to parse gets -32600
+        with the id read from its top level."""
+        if not body.too_deep:
+            logger.warning("unparsable frame (%d bytes): %s", body.size, body.reason)
+            self._send_error(None, errors.PARSE_ERROR, f"parse error: {body.reason}")
             return
-        msg_id = top["id"] if isinstance(top["id"], (int, str)) and not isinstance(top["id"], bool) else None
+        top = body.top or {}
+        if "id" not in top:
+            logger.warning("dropping a notification or response %s (%d bytes)", body.reason, body.size)
+            return
+        msg_id = top["id"] if _valid_id(top["id"]) else None
         method = top.get("method")
         what = f"{method}: invalid request" if isinstance(method, str) else "invalid request"
-        self._send_error(msg_id, errors.INVALID_REQUEST, f"{what}: {exc}")
+        self._send_error(msg_id, errors.INVALID_REQUEST, f"{what}: {body.reason}")
 
     def handle_message(self, message: Any) -> None:
         if not isinstance(message, dict):
@@ -204,8 +241,17 @@ class SidecarProtocol(LanguageServerProtocol):
             else:
                 logger.warning("ignoring a message that is not JSON-RPC 2.0")
             return
-        if is_request and not isinstance(msg_id, (int, str)):
-            self._send_error(None, errors.INVALID_REQUEST, "invalid request: id must be a number or a string")
+        if is_request and not _valid_id(msg_id):
+            self._send_error(
+                None,
+                errors.INVALID_REQUEST,
+                "invalid request: id must be a string or an integer within 64 bits",
+            )
+            return
+        if not is_request and method in REQUEST_METHODS:
+            # JSON-RPC gives a notification no answer to carry a result or an error: running it
+            # would change state unseen, and pygls would keep its future for good.
+            logger.warning("ignoring %s sent without an id: it is a request, it needs one", method)
             return
         if isinstance(method, str) and not self._admit(method, msg_id if is_request else None, is_request):
             return
@@ -228,9 +274,11 @@ class SidecarProtocol(LanguageServerProtocol):
         fallback types (params kept as plain JSON) for everything else."""
         method = data.get("method")
         if "id" in data and method is None:
+            # The result type of our request is popped whatever the answer (pygls keeps it after an
+            # error answer: one entry per declined progress token, for the process's life).
+            result_type = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
             if "error" in data:
                 return self._converter.structure(data, ResponseErrorMessage)
-            result_type = self._result_types.pop(data["id"], None) or JsonRPCResponseMessage
             return self._converter.structure(data, result_type)
         fallback = JsonRPCRequestMessage if "id" in data else JsonRPCNotification
         return self._converter.structure(data, self.get_message_type(method) or fallback)
@@ -264,6 +312,28 @@ class SidecarProtocol(LanguageServerProtocol):
         except JsonRpcMethodNotFound:
             raise errors.method_not_found(feature_name) from None
 
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """pygls keeps the future of every async handler under its message id, and only a request's
+        answer removes it: a notification's stayed for good. Here every future goes once done."""
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        future = self._request_futures.get(msg_id)
+        if future is not None:
+            future.add_done_callback(lambda done: self.forget_future(msg_id, done))
+
+    def forget_future(self, msg_id: Any, future: Any) -> None:
+        """Drop the bookkeeping of `msg_id` if it is still `future`'s (a handler's, or a request
+        of ours the client never answered)."""
+        if self._request_futures.get(msg_id) is future:
+            del self._request_futures[msg_id]
+            self._result_types.pop(msg_id, None)
+
     # -- handler results -----------------------------------------------------------------------
     def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
         self._request_futures.pop(msg_id, None)
@@ -278,8 +348,10 @@ class SidecarProtocol(LanguageServerProtocol):
         self._send_data({"jsonrpc": JSONRPC_VERSION, "id": msg_id, "error": errors.error_of(exc)})
 
     # -- outgoing ------------------------------------------------------------------------------
-    def _send_error(self, msg_id: Any, spec: errors.ErrorSpec, message: str) -> None:
-        error = {"code": spec.code, "message": message, "data": {"name": spec.name}}
+    def _send_error(
+        self, msg_id: Any, spec: errors.ErrorSpec, message: str, data: dict[str, Any] | None = None
+    ) -> None:
+        error = {"code": spec.code, "message": message, "data": {"name": spec.name, **(data or {})}}
         self._send_data({"jsonrpc": JSONRPC_VERSION, "id": msg_id, "error": error})
 
     def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:

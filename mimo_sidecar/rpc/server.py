@@ -1,9 +1,12 @@
 """The sidecar server: a pygls `LanguageServer` around the `SidecarService`, served over stdio.
 
-The transport loop is our own (pygls's `start_io` is replaced): a daemon thread reads frames and
-hands each body to the event loop, where the protocol parses and dispatches it. The loop stops on
-`exit`, at end of input, or when the client can no longer be written to; the process then ends
-within a bounded time even if a handler is stuck (see `cli.main`).
+The transport loop is our own (pygls's `start_io` is replaced): a daemon thread reads frames,
+parses each body and hands the message to the event loop, where the protocol dispatches it. A body
+over `LARGE_FRAME_BYTES` is parsed instead on a thread of its own, slice by slice, while the
+reader goes on: one big `session/open` does not hold up the requests behind it. Bytes that are not
+a frame are answered (id null) and the reader resynchronises on the next header. The loop stops on
+`exit`, at end of input, when stdout is closed or the client can no longer be written to; the
+process then ends within a bounded time even if a handler is stuck (see `cli.main`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, BinaryIO, TypeVar
 
 from lsprotocol import types
@@ -25,11 +29,12 @@ from .. import __version__
 from ..core.ids import IdMinter
 from ..service import SidecarService
 from ..service.service import now_ms
-from ..transport.framing import FrameReader, FrameWriter
+from ..transport.framing import DEFAULT_MAX_FRAME_BYTES, FrameProblem, FrameReader, FrameWriter
+from ..transport.jsonrpc_codec import LARGE_FRAME_BYTES, Unreadable, decode_frame
 from .dispatch import RawHandler
 from .parent_watch import ParentWatcher
 from .protocol import SidecarProtocol, raw_converter_factory
-from .status import StatusReporter
+from .status import PROGRESS_ANSWER_SECONDS, StatusReporter
 
 logger = logging.getLogger(__name__)
 
@@ -58,9 +63,14 @@ class SidecarServer(LanguageServer):
             status=lambda session_id: StatusReporter(self, session_id), clock=clock, minter=minter
         )
         self.progress_tokens = itertools.count(1)  # work-done progress tokens: mimo-rebuild-<n>
+        self.progress_unanswered = False  # the client left a progress token unanswered (rpc.status)
+        self.progress_answer_seconds = PROGRESS_ANSWER_SECONDS
         self.handlers: dict[str, RawHandler] = {}  # method -> validated handler (rpc.dispatch)
         self.inflight: set[asyncio.Task[Any]] = set()
         self.stop_reason: str | None = None
+        self.max_frame_bytes = DEFAULT_MAX_FRAME_BYTES
+        # One thread for large frames: one at a time, so two big opens do not double the peak memory.
+        self._large_frames = ThreadPoolExecutor(max_workers=1, thread_name_prefix="large-frame")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Event | None = None
         self._on_loop_start: list[Callable[[], None]] = []
@@ -157,7 +167,7 @@ class SidecarServer(LanguageServer):
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         try:
-            loop.run_until_complete(self._serve(rpc_in))
+            loop.run_until_complete(self._serve(rpc_in, writer))
             _cancel_remaining(loop, TEARDOWN_SECONDS)
         except KeyboardInterrupt:
             self.stop_reason = self.stop_reason or "interrupted"
@@ -169,31 +179,33 @@ class SidecarServer(LanguageServer):
                 pass
             asyncio.set_event_loop(None)
             loop.close()  # does not wait for executor threads
+            self._large_frames.shutdown(wait=False, cancel_futures=True)
             if self._thread_pool is not None:
                 self._thread_pool.shutdown(wait=False, cancel_futures=True)
 
-    async def _serve(self, rpc_in: BinaryIO) -> None:
+    async def _serve(self, rpc_in: BinaryIO, writer: FrameWriter) -> None:
         self._loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
         for fn in self._on_loop_start:
             fn()
         self._on_loop_start.clear()
-        reader = threading.Thread(
-            target=self._read_frames, args=(FrameReader(rpc_in), self._loop), name="rpc-reader", daemon=True
-        )
-        reader.start()
+        reader = FrameReader(rpc_in, self.max_frame_bytes)
+        threading.Thread(
+            target=self._read_frames, args=(reader, self._loop), name="rpc-reader", daemon=True
+        ).start()
+        threading.Thread(target=self._watch_output, args=(writer,), name="rpc-output", daemon=True).start()
         await self._stopped.wait()
 
     def _read_frames(self, reader: FrameReader, loop: asyncio.AbstractEventLoop) -> None:
         try:
             while True:
-                body = reader.read()
-                if body is None:
+                event = reader.next()
+                if event is None:
                     break
-                loop.call_soon_threadsafe(self.protocol.handle_body, body)
+                self._deliver(event, reader, loop)
                 # Drop our reference while blocked on the next frame: a session/open body can be
-                # tens of megabytes, and the loop frees it as soon as it is parsed.
-                del body
+                # tens of megabytes, and it is freed as soon as it is parsed.
+                del event
         except RuntimeError:
             return  # the loop is closed: we are exiting anyway
         except Exception as exc:
@@ -204,6 +216,43 @@ class SidecarServer(LanguageServer):
             else:
                 logger.exception("reading from the client failed")
         self.request_stop("end of input", drain=EOF_DRAIN_SECONDS)
+
+    def _deliver(
+        self, event: bytearray | FrameProblem, reader: FrameReader, loop: asyncio.AbstractEventLoop
+    ) -> None:
+        """Hand one frame (or what stood where a frame should have) to the loop; on a reading thread."""
+        if isinstance(event, FrameProblem):
+            loop.call_soon_threadsafe(self.protocol.refuse_frame, event)
+        elif len(event) > LARGE_FRAME_BYTES:
+            loop.call_soon_threadsafe(self._receive_large, event)
+        else:
+            decoded = decode_frame(event)
+            if isinstance(decoded, Unreadable) and not decoded.too_deep:
+                reader.resync(event[1:])  # a Content-Length too long swallowed the next frames
+            loop.call_soon_threadsafe(self.protocol.receive, decoded)
+
+    def _receive_large(self, body: bytearray) -> None:
+        self.spawn(self._parse_large(body))
+
+    async def _parse_large(self, body: bytearray) -> None:
+        """Parse a large frame off the loop, then dispatch it. Requests read after it may start
+        first (protocol.md, "Transport", says a host must not rely on their order)."""
+        loop = asyncio.get_running_loop()
+        decoded = await loop.run_in_executor(self._large_frames, decode_frame, body)
+        self.protocol.receive(decoded)
+        if isinstance(decoded, Unreadable) and not decoded.too_deep:
+            inner = FrameReader.inside(body)
+            if inner is not None:  # the frames a too-long Content-Length swallowed
+                await loop.run_in_executor(self._large_frames, self._read_inside, inner, loop)
+
+    def _read_inside(self, reader: FrameReader, loop: asyncio.AbstractEventLoop) -> None:
+        while (event := reader.next()) is not None:
+            self._deliver(event, reader, loop)
+
+    def _watch_output(self, writer: FrameWriter) -> None:
+        """A closed stdout ends the serving like a closed stdin: nobody reads the answers."""
+        if writer.wait_until_unread():
+            self.request_stop("stdout closed")
 
 
 def _cancel_remaining(loop: asyncio.AbstractEventLoop, timeout: float) -> None:

@@ -1,14 +1,21 @@
 """Session status for the host's UI: `rebuild/status` notifications, plus LSP work-done progress.
 
 Agent hosts are not IDEs, so the custom notification is always sent. `$/progress` is added only when
-the client advertised `window.workDoneProgress`; a client that then fails to create the token
-(vscode-jsonrpc answers -32601 without a handler) just gets no progress, never a failed request.
+the client advertised `window.workDoneProgress`, and nothing waits for it: the token is asked for
+(`window/workDoneProgress/create`) and the work goes on; progress begins when the client answers,
+if the work is still running. A client that refuses the token (vscode-jsonrpc answers -32601 without
+a handler) gets no progress for that request. A client that does not answer within
+`PROGRESS_ANSWER_SECONDS` (the server's `progress_answer_seconds`) is not asked again on this
+connection, and the unanswered request is forgotten: nothing is kept for an answer that may never
+come.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import TYPE_CHECKING
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -21,6 +28,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 STATUS_METHOD = "rebuild/status"
+PROGRESS_ANSWER_SECONDS = 5.0
 
 
 class StatusReporter:
@@ -33,7 +41,8 @@ class StatusReporter:
         self.server = server
         self.session_id = session_id
         self.title = title
-        self._token: str | None = None
+        self._token: str | None = None  # set once the client accepted it, until the end
+        self._message = ""
         self._busy = False
 
     def _notify(self, state: StatusState, message: str) -> None:
@@ -42,11 +51,12 @@ class StatusReporter:
 
     async def busy(self, message: str) -> None:
         self._notify("busy", message)
+        self._message = message
         if not self._busy:
             self._busy = True
-            await self._begin_progress(message)
+            self._ask_for_progress()
         elif self._token is not None:
-            self.server.work_done_progress.report(self._token, types.WorkDoneProgressReport(message=message))
+            self._progress(types.WorkDoneProgressReport(message=message))
 
     def idle(self, message: str = "") -> None:
         if not self._busy:
@@ -54,22 +64,52 @@ class StatusReporter:
         self._busy = False
         self._notify("idle", message)
         if self._token is not None:
-            self.server.work_done_progress.end(
-                self._token, types.WorkDoneProgressEnd(message=message or None)
-            )
+            self._progress(types.WorkDoneProgressEnd(message=message or None))
             self._token = None
 
-    async def _begin_progress(self, message: str) -> None:
+    def _progress(self, value: Any) -> None:
+        self.server.protocol.notify(
+            types.PROGRESS, types.ProgressParams(token=self._token or "", value=value)
+        )
+
+    def _ask_for_progress(self) -> None:
         caps = self.server.client_capabilities
-        if not (caps and caps.window and caps.window.work_done_progress):
+        if self.server.progress_unanswered or not (caps and caps.window and caps.window.work_done_progress):
             return
         token = f"mimo-rebuild-{next(self.server.progress_tokens)}"  # unique per connection
-        try:
-            await self.server.work_done_progress.create_async(token)
-        except Exception as exc:  # the client cannot show progress: the notification suffices
-            logger.info("work-done progress unavailable: %s", exc)
-            return
-        self._token = token
-        self.server.work_done_progress.begin(
-            token, types.WorkDoneProgressBegin(title=self.title, message=message, cancellable=False)
+        protocol = self.server.protocol
+        answer = protocol.send_request(
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+            types.WorkDoneProgressCreateParams(token=token),
+            msg_id=token,
         )
+        expiry = asyncio.get_running_loop().call_later(
+            self.server.progress_answer_seconds, self._unanswered, token, answer
+        )
+
+        def answered(done: Future[Any]) -> None:
+            expiry.cancel()
+            if done.cancelled():
+                return
+            if done.exception() is not None:  # the client cannot show progress: the notification suffices
+                logger.info("work-done progress unavailable: %s", done.exception())
+                return
+            if self._busy:  # else the work ended before the answer came: nothing to show
+                self._token = token
+                self._progress(
+                    types.WorkDoneProgressBegin(title=self.title, message=self._message, cancellable=False)
+                )
+
+        answer.add_done_callback(answered)
+
+    def _unanswered(self, token: str, answer: Future[Any]) -> None:
+        if answer.done():
+            return
+        logger.warning(
+            "the client did not answer window/workDoneProgress/create within %g s: no more "
+            "progress is asked for on this connection",
+            self.server.progress_answer_seconds,
+        )
+        self.server.progress_unanswered = True
+        self.server.protocol.forget_future(token, answer)
+        answer.cancel()

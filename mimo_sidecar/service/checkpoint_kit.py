@@ -70,6 +70,7 @@ def prepare(
             fmt=output.fmt,
             target=output.target,
             cache_ttl=output.cache_ttl,
+            sidecar_tools=output.sidecar_tools,
             instructions=instructions,
         )
     except KeyError:

@@ -1,6 +1,6 @@
 """Where an insert's decision lives: one `rebuild/insert` from its gate to the inserted boundary.
 
-The flow (behavior.md#insert-steps, #render-time-wait, #d4), for one session at a time (the slot's
+The flow (behavior.md#insert-steps, #render-time-wait, #d21), for one session at a time (the slot's
 insert lock):
 
 0. a session whose IDs the sidecar cannot mint needs the request's `boundaryMessageId`: refused
@@ -9,8 +9,9 @@ insert lock):
 2. cold start: no checkpoint file or no watermark yet, but a writer is running: wait for it (the
    long bound, `writer_wait_without_watermark_ms`); anything but success ends as `writer-failed`,
    success re-runs the gate;
-3. read the stored watermark W, *then* wait (bounded) for a writer in flight (D4: W stays the one
-   read before the wait; the wait buys fresh checkpoint text);
+3. wait (bounded) for a writer in flight; W is then the watermark that writer stored when it
+   succeeded (D21: its checkpoint covers it), else the one read before the wait
+   (`checkpoint.follow_writer_watermark: false` keeps that one in every case, D4);
 4. the session must still be the one the request started on (closed during the wait: error);
 5. `engine.plan_insert`: render and build the boundary, plan the compaction marks (or `no-gain`,
    nothing to change, when the boundary would not make the request smaller);
@@ -133,12 +134,15 @@ class InsertFlow(Generic[T]):
             gate = engine.insert_gate(session, memory, config, self.request.agent_id)
         if gate is not None:
             return self._stopped(gate, wait)
-        watermark = session.watermark
-        assert watermark is not None  # the gate passed
-        wait = await self._wait_for_writer() or wait  # D4: W was read before this wait
+        before = session.watermark
+        assert before is not None  # the gate passed
+        waited = await self._wait_for_writer()
         if self.slot.closed:
             raise writers.closed_during_wait(self.slot)
-        return self._insert(watermark, wait)
+        watermark = before
+        if waited is not None and waited.result == "success" and config.follow_writer_watermark:
+            watermark = session.watermark or before  # D21: the boundary follows the writer it waited for
+        return self._insert(watermark, waited or wait, before if waited is not None else None)
 
     async def _wait_for_writer(self, bound: int | None = None) -> WriterWait | None:
         """Wait (bounded: `bound`, else the render-time bound) for the session's writer in flight,
@@ -167,7 +171,9 @@ class InsertFlow(Generic[T]):
         )
         return inserted, (_nothing if kind is None else lambda: self.slot.notices_shown.add(kind))
 
-    def _insert(self, watermark: str, wait: WriterWait | None) -> tuple[Inserted, Commit]:
+    def _insert(
+        self, watermark: str, wait: WriterWait | None, before_wait: str | None
+    ) -> tuple[Inserted, Commit]:
         session, req = self.slot.session, self.request
         res = engine.plan_insert(
             session,
@@ -182,6 +188,7 @@ class InsertFlow(Generic[T]):
             model=req.model,
             boundary_id=req.boundary_id,
             tool_name_map=req.tool_name_map,
+            watermark_before_wait=before_wait,
         )
         inserted = Inserted(
             res.outcome,

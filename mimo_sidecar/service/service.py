@@ -23,7 +23,9 @@ from ..core.errors import DomainError, ErrorCode
 from ..core.formats import AI_SDK_OUTPUT, BuildOutput
 from ..core.ids import IdMinter
 from ..core.memory_files import CHECKPOINT_FILE, MemoryRoot
+from ..core.memory_writes import remove_stale_temp_files
 from ..core.message import Json
+from ..core.model_tools import ToolAnswer, ToolContext, call_tool, tools_in_format
 from ..core.outcomes import (
     Built,
     Committed,
@@ -38,7 +40,7 @@ from ..core.outcomes import (
 )
 from ..core.session import SyncBatch
 from ..core.trigger import BudgetWarnings
-from ..core.words import MAIN_AGENT, WriterOutcome
+from ..core.words import MAIN_AGENT, RequestFormat, WriterOutcome
 from . import checkpoint_kit, writers
 from .insert_flow import InsertFlow, InsertRequest, Settings, StatusListener
 from .sessions import OpenRequest, SessionSlot, SessionTable
@@ -102,6 +104,10 @@ class SidecarService:
         if self._memory is None or self._memory.root != str(root):
             self._memory = MemoryRoot(str(root))
 
+    def clock_ms(self) -> int:
+        """The service's "now" (milliseconds)."""
+        return self._clock()
+
     def settings(self) -> Settings:
         """The snapshot one request works with. The memory root is set by `initialize`, which the
         RPC layer requires before any other request."""
@@ -113,8 +119,11 @@ class SidecarService:
     def open(self, request: OpenRequest, *, create_checkpoint: bool = False) -> Opened:
         """Register a session with its history; with `create_checkpoint`, also create a missing
         checkpoint.md from the template (behavior.md#writer-kit). Nothing is kept on error: a
-        template that cannot be written closes the session again."""
+        template that cannot be written closes the session again. The temporary files that writes
+        killed mid-way left in the session's memory directory are removed."""
         slot = self.sessions.open(request)
+        if self._memory is not None:  # what writes killed mid-way left in the session's directory
+            remove_stale_temp_files(self._memory, self._memory.session_dir(request.session_id))
         if not create_checkpoint:
             return Opened(slot.session.revision)
         try:
@@ -266,6 +275,7 @@ class SidecarService:
             fmt=output.fmt,
             target=output.target,
             cache_ttl=output.cache_ttl,
+            sidecar_tools=output.sidecar_tools,
         )
         if not result.request.messages:
             raise _empty_request(result, agent_id, output.fmt, len(session.context_view(agent_id)))
@@ -280,7 +290,12 @@ class SidecarService:
         session = slot.session
         try:
             result = engine.build_for_writer(
-                session, up_to, fmt=output.fmt, target=output.target, cache_ttl=output.cache_ttl
+                session,
+                up_to,
+                fmt=output.fmt,
+                target=output.target,
+                cache_ttl=output.cache_ttl,
+                sidecar_tools=output.sidecar_tools,
             )
         except KeyError:
             if up_to is not None:
@@ -290,10 +305,42 @@ class SidecarService:
             raise _empty_request(result, MAIN_AGENT, output.fmt, len(engine.writer_view(session, up_to)))
         return Built(session.revision, result)
 
+    # -- the model tools (behavior.md#d18) -----------------------------------------------------------
+    def model_tool_prefix(self, session_id: str | None, prefix: str | None) -> str:
+        """The prefix of the sidecar's tool names: the one given, else the one the session declares
+        in `toolPointers`, else none."""
+        if prefix is not None:
+            return prefix
+        if session_id is None:
+            return ""
+        pointers = self.sessions.require(session_id).session.tool_pointers
+        return pointers.sidecar_prefix if pointers is not None and pointers.sidecar_prefix else ""
+
+    def list_tools(
+        self, session_id: str | None, fmt: RequestFormat, prefix: str | None
+    ) -> tuple[str, list[Json]]:
+        """The sidecar's model tools in the tool shape of `fmt`, and the prefix their names carry."""
+        used = self.model_tool_prefix(session_id, prefix)
+        return used, tools_in_format(fmt, used)
+
+    def call_tool(
+        self, session_id: str, name: str, arguments: Json, prefix: str | None = None
+    ) -> ToolAnswer:
+        """Run one model tool call against the session (read only: nothing changes)."""
+        session = self.sessions.require(session_id).session
+        settings = self.settings()
+        context = ToolContext(
+            session,
+            settings.memory,
+            self._clock(),
+            settings.config.task_archive_days,
+            self.model_tool_prefix(session_id, prefix),
+        )
+        return call_tool(context, name, arguments)
 
 def _empty_request(result: engine.BuildResult, agent_id: str, fmt: str, view_messages: int) -> DomainError:
     """A request with no message at all is refused, naming why: no provider accepts one, and an
-    empty list with only warnings would be sent as it is (error 1011)."""
+    empty list with only warnings would be sent as it is (error 1012)."""
     return DomainError(
         ErrorCode.EMPTY_REQUEST,
         texts.empty_request(agent_id, fmt, view_messages),

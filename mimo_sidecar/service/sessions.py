@@ -19,6 +19,7 @@ from ..core.memory_files import is_safe_name
 from ..core.message import Json
 from ..core.outcomes import Settlement
 from ..core.session import Session, SyncBatch, batch_from_messages
+from ..core.tool_pointers import ToolPointers
 from ..core.words import NoticeKind
 
 SETTLEMENT_HISTORY = 16  # settlements kept per session for waiters that resume late
@@ -41,6 +42,8 @@ class OpenRequest:
     parent_watermark: str | None = None
     # The host's tool names -> MiMo's, used by every insert (behavior.md#compactable-tools).
     tool_name_map: dict[str, str] | None = None
+    # The model's tools the rebuilt text may name (behavior.md#d18); None: the reference's wording.
+    tool_pointers: ToolPointers | None = None
 
 
 @dataclass(eq=False)
@@ -120,6 +123,7 @@ class SessionTable:
         batch.tasks = list(r.tasks or [])
         batch.actors = list(r.actors or [])
         batch.tool_name_map = dict(r.tool_name_map or {})
+        batch.tool_pointers = r.tool_pointers
         session.apply(batch, messages_field="messages")
         session.watermark = r.watermark
         if parent is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .common import MessageId, Params, SessionId
-from .rebuild import BuildResult, CacheParam, FormatParam, TargetParam
+from .rebuild import BuildResult, CacheParam, FormatParam, SidecarToolsParam, TargetParam
 from .session import WriterFinishedResult
 
 # ---------------------------------------------------------------------------------------------
@@ -25,6 +25,7 @@ class PrepareParams(Params):
     format: FormatParam = "ai-sdk"
     target: TargetParam = None
     cache: CacheParam = None
+    sidecar_tools: SidecarToolsParam = None
 
 
 class PrepareResult(BuildResult):

@@ -1,22 +1,19 @@
 """Base classes and shared types of the wire models.
 
-Two families of models live here:
-
-- `Params` / `Result`: method params and results. Keys are camelCase on the wire (generated from
-  the snake_case field names), params forbid unknown keys, and params accept the camelCase names
-  only, so a client written from protocol.md cannot drift into a second spelling.
-- `HostObject`: the host's own data (message `info`, parts). Only the few keys the sidecar relies on
-  are declared and checked; every other key is allowed and the original dict is kept untouched in
-  `.raw`, because every byte the host sent counts in token estimates (behavior.md#message-estimate).
+`Params` / `Result`: method params and results. Keys are camelCase on the wire (generated from the
+snake_case field names), params forbid unknown keys, and params accept the camelCase names only, so
+a client written from protocol.md cannot drift into a second spelling. The host's own data inside
+them (message `info`, parts, tasks, actors, the request prefix) keeps the host's key names and is
+checked by `wire.host_data`.
 
 This package imports pydantic only (no pygls), so engine code and docs tooling can use it.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
 Json = dict[str, Any]
@@ -26,6 +23,15 @@ SessionId = Annotated[str, StringConstraints(min_length=1), Field(description="T
 MessageId = Annotated[str, StringConstraints(min_length=1)]
 # The host's tool names -> MiMo's (behavior.md#compactable-tools): session/open, session/sync, rebuild/insert.
 ToolNameMap = dict[NonEmptyStr, NonEmptyStr]
+# The prefix of the sidecar's model tool names (behavior.md#d18): empty, or it starts with a letter or `_`
+# and holds letters, digits, `_` and `-`, so that every prefixed name stays within every provider's
+# rule for tool names (Anthropic's `^[a-zA-Z0-9_-]{1,64}$`, Gemini's first character).
+ToolPrefix = Annotated[
+    str,
+    StringConstraints(pattern=r"^([A-Za-z_][A-Za-z0-9_-]{0,47})?$"),
+    Field(description="Prefix of the sidecar's tool names (`mimo_` gives `mimo_history`); at most 48 "
+          "characters: letters, digits, `_`, `-`, not a digit or `-` first."),
+]
 Revision = Annotated[
     int,
     Field(ge=0, description="Session revision: 1 after session/open, +1 per batch or inserted boundary."),
@@ -56,30 +62,3 @@ class Result(BaseModel):
         serialize_by_alias=True,
         extra="forbid",
     )
-
-
-class HostObject(BaseModel):
-    """A JSON object of the host's: declared keys are checked, the rest is kept as sent."""
-
-    model_config = ConfigDict(extra="allow", strict=True, populate_by_name=False)
-
-    _raw: Json = PrivateAttr(default_factory=dict)
-
-    @model_validator(mode="wrap")
-    @classmethod
-    def _keep_raw(cls, data: Any, handler: Any) -> Any:
-        if not isinstance(data, dict):
-            return handler(data)
-        # Only the declared keys are validated: the others are the host's, whatever their names
-        # (a lone surrogate included), and live in `raw`.
-        obj = handler({k: v for k, v in data.items() if k in cls.model_fields})
-        obj._raw = data
-        return obj
-
-    @property
-    def raw(self) -> Json:
-        """The host's dict exactly as received (same object, unknown keys included)."""
-        return self._raw
-
-
-Role = Literal["user", "assistant", "tool"]

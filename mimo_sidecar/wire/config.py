@@ -12,9 +12,19 @@ import dataclasses
 import math
 from typing import Annotated, Any
 
-from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from ..core import texts
 from ..core.config import (
     DEFAULT_COMMIT_MAX_BYTES,
     DEFAULT_TASK_ARCHIVE_DAYS,
@@ -25,9 +35,15 @@ from ..core.config import (
     RebuildConfig,
 )
 from ..core.memory_files import DEFAULT_MAX_FILE_BYTES
+from ..core.trigger import MAX_BUDGET_TOKENS
 
-PositiveInt = Annotated[int, Field(gt=0)]
-NonNegativeInt = Annotated[int, Field(ge=0)]
+# Every number of the config is bounded by JavaScript's largest exact integer: beyond it a value
+# says nothing a smaller one does not, and arithmetic on it could overflow (`"1" × 5000` did).
+MAX_CONFIG_NUMBER = MAX_BUDGET_TOKENS
+PositiveInt = Annotated[int, Field(gt=0, le=MAX_CONFIG_NUMBER)]
+NonNegativeInt = Annotated[int, Field(ge=0, le=MAX_CONFIG_NUMBER)]
+# A budget string ("80%", "150K", "1.5M") is short; a longer one is a mistake, refused at once.
+MAX_BUDGET_TEXT = 64
 
 UNUSED_PUSH_CAPS = ("focus_task", "design_decisions", "open_notes")  # behavior.md#unused-keys, D6
 _DEFAULT_CAPS = PushCaps()
@@ -104,7 +120,7 @@ class WriterWaitConfig(_Section):
 
 class CheckpointConfig(_Section):
     push_caps: PushCapsConfig = PushCapsConfig.model_validate({})
-    task_archive_days: Annotated[float, Field(ge=0, allow_inf_nan=False)] = Field(
+    task_archive_days: Annotated[float, Field(ge=0, le=MAX_CONFIG_NUMBER, allow_inf_nan=False)] = Field(
         DEFAULT_TASK_ARCHIVE_DAYS,
         validation_alias=AliasChoices("task_archive_days", "task_cleanup_days"),
         description="Days after which done/abandoned tasks are archived (behavior.md#task-archival). "
@@ -122,6 +138,18 @@ class CheckpointConfig(_Section):
         description="Refuse (outcome no-gain) a rebuild whose boundary plus the remaining view would not "
         "be smaller than the request it replaces. false: rebuild anyway.",
     )
+    keep_newest_step: bool = Field(
+        True,
+        description="D19: an automatic rebuild (auto, overflow) whose list ends in a step that called "
+        "tools leaves that step, its calls and their results, live after the boundary. false: the "
+        "step is digested with the rest of the tail, as MiMo does.",
+    )
+    follow_writer_watermark: bool = Field(
+        True,
+        description="D21: an insert that waited for a checkpoint writer that succeeded places the "
+        "boundary at the watermark that writer stored. false: at the watermark read before the wait, "
+        "as MiMo does (D4).",
+    )
 
 
 ContextValue = int | float | str
@@ -132,19 +160,37 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _budget_problem(value: Any) -> str | None:
+    """Why one budget value (behavior.md#window-budget) is refused before any trigger reads it: its
+    type, a number out of [0, 2^53 − 1] or not finite, a string over `MAX_BUDGET_TEXT` characters.
+    A short string of another form is only warned about at trigger time, as MiMo does."""
+    if _is_number(value):
+        in_range = math.isfinite(value) and 0 <= value <= MAX_CONFIG_NUMBER
+        return None if in_range else texts.budget_number_out_of_range(MAX_CONFIG_NUMBER)
+    if isinstance(value, str):
+        return None if len(value) <= MAX_BUDGET_TEXT else texts.budget_text_too_long(MAX_BUDGET_TEXT)
+    return texts.BUDGET_TYPE
+
+
 def _check_max_context(value: Any) -> Any:
-    """Type check only: the values themselves are resolved per model at trigger time
-    (behavior.md#usable-line)."""
-    if value is None or _is_number(value) or isinstance(value, str):
+    """Type and bounds only: the values themselves are resolved per model at trigger time
+    (behavior.md#usable-line). A map's problem is reported at its glob's path."""
+    if value is None:
         return value
-    if isinstance(value, dict) and all(
-        isinstance(k, str) and (_is_number(v) or isinstance(v, str)) for k, v in value.items()
-    ):
+    if not isinstance(value, dict):
+        problem = _budget_problem(value)
+        if problem is not None:
+            raise PydanticCustomError("max_context", texts.budget_or_map(problem))
         return value
-    raise PydanticCustomError(
-        "max_context",
-        "must be a number, a string, or an object mapping model globs to numbers or strings",
-    )
+    errors: list[InitErrorDetails] = []
+    for key, item in value.items():
+        problem = texts.GLOB_TYPE if not isinstance(key, str) else _budget_problem(item)
+        if problem is not None:
+            error = PydanticCustomError("max_context", problem)
+            errors.append({"type": error, "loc": (str(key),), "input": None})
+    if errors:
+        raise ValidationError.from_exception_data("max_context", errors)
+    return value
 
 
 def _parse_ratio(value: Any) -> float:
@@ -218,6 +264,8 @@ def to_rebuild_config(cfg: SidecarConfig) -> RebuildConfig:
         checkpoint_disabled=ck.disabled,
         commit_max_bytes=ck.commit_max_bytes,
         inflation_guard=ck.inflation_guard,
+        keep_newest_step=ck.keep_newest_step,
+        follow_writer_watermark=ck.follow_writer_watermark,
     )
 
 

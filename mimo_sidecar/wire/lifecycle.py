@@ -4,6 +4,7 @@ messages the sidecar uses (documented here so protocol.md can show their schema)
 from __future__ import annotations
 
 import os
+import sys
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field
@@ -34,14 +35,21 @@ class InitializationOptions(Params):
     )
 
 
+# The largest process id of the platform: a signed 32-bit pid_t on POSIX, a DWORD on Windows.
+PROCESS_ID_MAX = 2**32 - 1 if sys.platform == "win32" else 2**31 - 1
+
+
 class InitializeParams(Params):
     """`initialize` params: standard LSP. The sidecar reads the three below; the other LSP members
     (`clientInfo`, `rootUri`, `trace`...) are accepted and not used."""
 
     model_config = ConfigDict(extra="allow")
 
-    process_id: int | None = Field(
-        None, description="A process to watch: the sidecar exits when it is gone. null or absent: none."
+    process_id: Annotated[int, Field(ge=0, le=PROCESS_ID_MAX)] | None = Field(
+        None,
+        description="A process to watch: the sidecar exits when it is gone. null, 0 or absent: none. "
+        "Outside the platform's process ids (negative, or over 2147483647 on Linux and macOS) it is "
+        "refused.",
     )
     capabilities: dict[str, Any] = Field(
         description="LSP client capabilities, an object (`{}` is fine). Only `window.workDoneProgress` "

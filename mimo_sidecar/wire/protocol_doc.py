@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema, models_json_schema
 
+from . import host_data
 from .registry import REGISTRY, MethodSpec, wire_models
 
 Exchange = tuple[str, Any]  # (label: "Request", "Response", "Notification"..., the JSON message)
@@ -41,10 +42,14 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PATH = ROOT / "protocol.md"
 SCHEMA_DIR = ROOT / "schemas"
 METHODS_FILE = "methods.json"
+INDEX_FILE = "README.md"
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+DEFS_REF = "#/$defs/"
 # A value repeated in one example is shown once when its JSON is at least this long: the writer's
 # instructions (in `messages` and in `instructions`), the section list (`sections`, `report.sections`).
 REPEAT_SHOWN_ONCE = 200
+# The widest line of an example's JSON that is not one long value (the prose wraps at 100).
+EXAMPLE_WIDTH = 100
 
 BLOCK = re.compile(
     r"(?P<begin><!-- BEGIN GENERATED: (?P<name>[^>]*?) -->\n)(?P<body>.*?)(?P<end><!-- END GENERATED -->)",
@@ -66,6 +71,23 @@ def anchor(heading: str) -> str:
 
 def _dump(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _shown(value: Any, indent: int = 0, lead: int = 0) -> str:
+    """An example's JSON as a reader takes it in: a value on one line when it fits in
+    EXAMPLE_WIDTH columns (after the `lead` its key takes), else one member per line, indented by 2."""
+    flat = json.dumps(value, ensure_ascii=False)
+    if not value or not isinstance(value, dict | list) or indent + lead + len(flat) <= EXAMPLE_WIDTH:
+        return flat
+    pad = " " * (indent + 2)
+    if isinstance(value, dict):
+        members = []
+        for key, member in value.items():
+            name = json.dumps(key, ensure_ascii=False) + ": "
+            members.append(pad + name + _shown(member, indent + 2, len(name)))
+        return "{\n" + ",\n".join(members) + "\n" + " " * indent + "}"
+    items = [pad + _shown(item, indent + 2) for item in value]
+    return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
 
 
 def schema_link(name: str) -> str:
@@ -103,7 +125,7 @@ def method_index() -> str:
 def example(exchanges: Sequence[Exchange]) -> str:
     out: list[str] = []
     for label, message in exchanges:
-        out += [f"{label}:", "", "```json", _dump(shown_once(message)), "```", ""]
+        out += [f"{label}:", "", "```json", _shown(shown_once(message)), "```", ""]
     return "\n".join(out)
 
 
@@ -133,10 +155,25 @@ def schema_definitions() -> dict[str, Any]:
     models = wire_models()
     inputs = [(m, "validation" if _is_params(m) else "serialization") for m in models]
     _, top = models_json_schema(inputs, ref_template="{model}.json", schema_generator=_Schema)  # type: ignore[arg-type]
-    defs: dict[str, Any] = top.get("$defs", {})
+    # the host-data declarations refer to each other in-document (`#/$defs/Part`): files here
+    defs: dict[str, Any] = _as_files({**top.get("$defs", {}), **host_data.definitions()})
     order = [m.__name__ for m in models if m.__name__ in defs]
     order += sorted(name for name in defs if name not in order)
     return {name: defs[name] for name in order}
+
+
+def _as_files(value: Any) -> Any:
+    """`value` with every in-document reference (`#/$defs/Part`) pointing at its schema file
+    instead (`Part.json`), as the models' own references do."""
+    if isinstance(value, dict):
+        return {k: _file_ref(v) if k == "$ref" else _as_files(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_files(v) for v in value]
+    return value
+
+
+def _file_ref(ref: str) -> str:
+    return ref.removeprefix(DEFS_REF) + ".json" if ref.startswith(DEFS_REF) else ref
 
 
 def methods_listing() -> list[dict[str, Any]]:
@@ -161,13 +198,14 @@ def schema_files() -> dict[str, str]:
         for name, schema in schema_definitions().items()
     }
     files[METHODS_FILE] = _dump(methods_listing()) + "\n"
+    files[INDEX_FILE] = schema_index()
     return files
 
 
 def check_schema_files(directory: Path = SCHEMA_DIR) -> list[str]:
     """Problems that make `directory` differ from the models (empty when up to date)."""
     expected = schema_files()
-    present = {p.name for p in directory.glob("*.json")} if directory.is_dir() else set()
+    present = {p.name for p in directory.iterdir() if p.is_file()} if directory.is_dir() else set()
     problems = [f"schemas/{n}: missing" for n in sorted(set(expected) - present)]
     problems += [f"schemas/{n}: no such model" for n in sorted(present - set(expected))]
     problems += [
@@ -183,8 +221,8 @@ def write_schema_files(directory: Path = SCHEMA_DIR) -> list[str]:
     expected = schema_files()
     directory.mkdir(parents=True, exist_ok=True)
     changed: list[str] = []
-    for stale in directory.glob("*.json"):
-        if stale.name not in expected:
+    for stale in directory.iterdir():
+        if stale.is_file() and stale.name not in expected:
             stale.unlink()
             changed.append(stale.name)
     for name, text in expected.items():
@@ -195,19 +233,29 @@ def write_schema_files(directory: Path = SCHEMA_DIR) -> list[str]:
     return changed
 
 
-def schemas() -> str:
-    """The generated list of wire models in protocol.md: each links its schema file."""
+def schema_index() -> str:
+    """`schemas/README.md`: every model, its kind and description, each linking its file."""
     defs = schema_definitions()
     registry = {m.__name__ for m in wire_models()}
-    lines = ["| Model | Kind | Description |", "| --- | --- | --- |"]
+    lines = [
+        "# Wire model schemas",
+        "",
+        "Generated by `make docs` from the sidecar's models (do not edit): the JSON Schema (draft",
+        "2020-12) of every params and result object of [protocol.md](../protocol.md), one file per",
+        'model; a `"$ref": "Name.json"` names a sibling file. `methods.json` lists every method with its',
+        "params and result models. A test fails when these files differ from the models.",
+        "",
+        "| Model | Kind | Description |",
+        "| --- | --- | --- |",
+    ]
     for name, schema in defs.items():
         kind = (
             "params" if any(s.params is not None and s.params.__name__ == name for s in REGISTRY.values())
             else "result" if name in registry else "nested"
         )
         description = " ".join(str(schema.get("description", "")).split()).replace("|", "\\|")
-        lines.append(f"| {schema_link(name)} | {kind} | {description} |")
-    return "\n".join(lines)
+        lines.append(f"| [{name}]({name}.json) | {kind} | {description} |")
+    return "\n".join(lines) + "\n"
 
 
 def _is_params(model: type[BaseModel]) -> bool:
@@ -215,7 +263,7 @@ def _is_params(model: type[BaseModel]) -> bool:
 
 
 def generated_blocks(examples: Examples) -> dict[str, str]:
-    blocks = {"method-index": method_index(), "schemas": schemas()}
+    blocks = {"method-index": method_index()}
     blocks.update((name, example(exchanges)) for name, exchanges in examples.items())
     return {name: body.rstrip("\n") + "\n" for name, body in blocks.items()}
 

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from ..core import engine
 from ..core import fidelity as core_fidelity
+from ..core.estimate_accuracy import ModelAccuracy
 from ..core.request_size import RequestSizes as CoreRequestSizes
 from ..core.words import (
     MAIN_AGENT,
@@ -19,7 +20,7 @@ from ..core.words import (
     UsageSource,
     WaitResult,
 )
-from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId, ToolNameMap
+from .common import Json, MessageId, NonEmptyStr, Params, Result, Revision, SessionId, ToolNameMap, ToolPrefix
 
 NonNegative = Annotated[int, Field(ge=0)]
 AgentId = Annotated[
@@ -198,8 +199,9 @@ class FidelityReport(Result):
 
 class RequestSizes(Result):
     """The request a rebuild replaces and the one it leaves, in estimated tokens: the stored messages
-    the collapse keeps (as `request/build`'s `estimatedTokens`), compacted results counted as the
-    cleared placeholder, the frozen prefix (the same on both sides) not counted."""
+    the collapse keeps (as `request/build`'s `estimatedTokens`, counted as the provider of the model
+    in use counts them, D15), compacted results counted as the cleared placeholder, the frozen prefix
+    (the same on both sides) not counted."""
 
     before_tokens: int = Field(description="The view now.")
     after_tokens: int = Field(
@@ -284,6 +286,43 @@ class PreviewInfo(Result):
     )
 
 
+class StepEstimate(Result):
+    message_id: MessageId = Field(description="The assistant message holding the step's usage record.")
+    estimated_tokens: int = Field(description="The estimate of the request that produced the step.")
+    usage_tokens: int = Field(description="Its prompt count in the usage record: input + cache read + write.")
+
+
+class EstimateAccuracy(Result):
+    """How far the request-size estimate was from the provider's count, for one model
+    (behavior.md#d15)."""
+
+    provider_id: str | None = None
+    model_id: str | None = None
+    ratio: float = Field(
+        description="Σ estimatedTokens / Σ usageTokens over `steps` (3 decimals): 1 is exact, below 1 "
+        "the estimate was short."
+    )
+    estimated_tokens: int
+    usage_tokens: int
+    steps: list[StepEstimate] = Field(
+        description="The model's newest steps with usage in the view, oldest first."
+    )
+
+    @classmethod
+    def of(cls, accuracy: ModelAccuracy) -> EstimateAccuracy:
+        return cls(
+            provider_id=accuracy.provider_id,
+            model_id=accuracy.model_id,
+            ratio=round(accuracy.ratio, 3),
+            estimated_tokens=accuracy.estimated,
+            usage_tokens=accuracy.counted,
+            steps=[
+                StepEstimate(message_id=s.message_id, estimated_tokens=s.estimated, usage_tokens=s.counted)
+                for s in accuracy.steps
+            ],
+        )
+
+
 class ComputeResult(Result):
     revision: Revision
     trigger: TriggerInfo
@@ -293,6 +332,12 @@ class ComputeResult(Result):
     stored_watermark: str | None = Field(None, description="The session's stored watermark.")
     writer_in_flight: bool
     preview: PreviewInfo | None = None
+    estimate_accuracy: list[EstimateAccuracy] = Field(
+        default_factory=list,
+        description="With `preview: true`, per model (the newest step's first): how far the estimate of the "
+        "request was from the usage its newest steps recorded (at most 5 per model, behavior.md#d15). "
+        "Empty without preview or without usage.",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,7 +357,11 @@ class InsertParams(Params):
         description="`manual` digests and collapses the whole idle main slice (behavior.md#manual-rebuild)."
     )
     digest_up_to: MessageId | None = Field(
-        None, description="D: newest message of the caller's list; default: the last message of the list."
+        None,
+        description="D: the newest message the boundary digests. Default: the list's last message, or, "
+        "when the list ends in a step that called tools, on an automatic rebuild, the message before "
+        "that step (D19). Never inside a newest step still waiting for results: moved before it, with a "
+        "warning (D20).",
     )
     boundary_message_id: MessageId | None = Field(
         None,
@@ -374,8 +423,17 @@ class InsertResult(Result):
     compacted: list[CompactedPart] = Field(default_factory=list, description="Every part marked compacted.")
     sections: list[SectionInfo] = Field(default_factory=list, description="The section report of the render.")
     report: RenderReport | None = None
-    watermark: str | None = Field(None, description="W used by this insertion (read before any wait, D4).")
-    digest_up_to: str | None = None
+    watermark: str | None = Field(
+        None,
+        description="W used by this insertion: after a writer wait that succeeded, the watermark that "
+        "writer stored (D21), else the one stored before the wait (and with "
+        "`checkpoint.follow_writer_watermark: false` always, D4).",
+    )
+    digest_up_to: str | None = Field(
+        None,
+        description="D used by this insertion; absent when nothing before the live newest step is left "
+        "to digest. What the view holds after it stays live (D19, D20).",
+    )
     wait: WaitInfo | None = Field(None, description="The writer wait, when a writer was in flight.")
     status_text: str | None = Field(
         None, description="The user-facing outcome text (manual rebuilds show it)."
@@ -442,6 +500,25 @@ CacheParam = Annotated[
 ]
 
 
+class SidecarToolsOption(Params):
+    """Add the sidecar's model tools (`tools/list`) to the request's tools (behavior.md#d18)."""
+
+    prefix: ToolPrefix | None = Field(
+        None,
+        description="Their names' prefix; default: the one `toolPointers.sidecarTools` declares, else none.",
+    )
+
+
+SidecarToolsParam = Annotated[
+    SidecarToolsOption | None,
+    Field(
+        description="Add the sidecar's model tools to `prefix.tools` and `prefix.request`, after the host's; "
+        "the prefix hash covers them. Send the same to `checkpoint/prepare` so that its prefix, and the "
+        "provider's prompt cache, stay the main loop's."
+    ),
+]
+
+
 class BuildParams(Params):
     session_id: SessionId
     agent_id: AgentId = MAIN_AGENT
@@ -468,6 +545,7 @@ class BuildParams(Params):
     format: FormatParam = "ai-sdk"
     target: TargetParam = None
     cache: CacheParam = None
+    sidecar_tools: SidecarToolsParam = None
 
 
 class RequestPrefixInfo(Result):
@@ -510,7 +588,11 @@ class BuildResult(Result):
         description="Request fields this history needs, to set over the host's: `thinking: {type: "
         "disabled}` when an Anthropic tool loop has no signed thinking to replay.",
     )
-    estimated_tokens: int = Field(description="Estimated tokens of the stored messages the view keeps.")
+    estimated_tokens: int = Field(
+        description="Estimated tokens of the stored messages the request is built from, as the provider of "
+        "its format and target counts them (images by pixels, replay tokens not as text, D15); compacted "
+        "results as their placeholder; the prefix is not counted."
+    )
     collapsed_message_ids: list[str] = Field(default_factory=list)
     reminder_added: bool
     usage_pending: bool

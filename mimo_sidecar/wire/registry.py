@@ -463,3 +463,40 @@ register(
         None,
     )
 )
+
+# ---------------------------------------------------------------------------------------------
+# The model tools (behavior.md#d18)
+# ---------------------------------------------------------------------------------------------
+
+from . import tools as tl  # noqa: E402  (kept beside its entries)
+
+register(
+    MethodSpec(
+        "tools/list",
+        "request",
+        "client → sidecar",
+        "Model tools",
+        "The sidecar's model tools (history, memory, task) in a format's own tool shape, names prefixed.",
+        tl.ToolsListParams,
+        tl.ToolsListResult,
+        {"sessionId": _SID, "format": "anthropic", "prefix": "mimo_"},
+    )
+)
+register(
+    MethodSpec(
+        "tools/call",
+        "request",
+        "client → sidecar",
+        "Model tools",
+        "Runs one model tool call against the session; answers MCP's CallToolResult (a bad argument is "
+        "`isError: true`, not an RPC error).",
+        tl.ToolsCallParams,
+        tl.ToolsCallResult,
+        {
+            "sessionId": _SID,
+            "name": "mimo_history",
+            "arguments": {"operation": "result", "callID": "call_1"},
+            "prefix": "mimo_",
+        },
+    )
+)

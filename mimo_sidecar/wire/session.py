@@ -9,145 +9,32 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    Field,
-    ModelWrapValidatorHandler,
-    PlainValidator,
-    PrivateAttr,
-    ValidationError,
-    WithJsonSchema,
-    model_validator,
-)
-from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError, PydanticKnownError
+from pydantic import Field, ModelWrapValidatorHandler, PrivateAttr, ValidationError, model_validator
+from pydantic_core import ErrorDetails, InitErrorDetails, PydanticCustomError
 
-from ..core.message import MAX_CREATED_MS, created_problem
+from ..core.tool_pointers import ToolPointers as CoreToolPointers
 from ..core.words import WriterOutcome, WriterStartState
 from .common import (
-    HostObject,
-    Json,
     MessageId,
     NonEmptyStr,
     Params,
     Result,
     Revision,
-    Role,
     SessionId,
     ToolNameMap,
+    ToolPrefix,
 )
+from .host_data import HostActors, HostInfo, HostParts, HostRequestPrefix, HostStreamedPart, HostTasks
 
 # ---------------------------------------------------------------------------------------------
 # Host data
 # ---------------------------------------------------------------------------------------------
 
 
-# pydantic's own error types for an integer field, with their bounds.
-_CREATED_ERRORS: dict[str, tuple[str, dict[str, int]]] = {
-    "type": ("int_type", {}),
-    "fraction": ("int_from_float", {}),
-    "negative": ("greater_than_equal", {"ge": 0}),
-    "too-large": ("less_than_equal", {"le": MAX_CREATED_MS}),
-}
-
-
-def _message_time(value: Any) -> Any:
-    """`info.time`: an object whose `created`, when present, is as behavior.md#messages defines it
-    (`created_problem`); its other keys are the host's. Checked without a model per message, which
-    would double what `session/open` spends validating."""
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise PydanticKnownError("dict_type")
-    created = value.get("created")
-    problem = None if created is None else created_problem(created)
-    if problem is not None:
-        kind, bounds = _CREATED_ERRORS[problem]
-        error: InitErrorDetails = {"type": kind, "loc": ("created",), "input": created, "ctx": bounds}
-        raise ValidationError.from_exception_data("time", [error])
-    return value
-
-
-MessageTime = Annotated[
-    Any,
-    PlainValidator(_message_time),
-    WithJsonSchema(
-        {
-            "type": ["object", "null"],
-            "properties": {
-                "created": {
-                    "type": ["integer", "null"],
-                    "minimum": 0,
-                    "maximum": MAX_CREATED_MS,
-                    "description": "Creation time: milliseconds since the epoch, a non-negative integer (an "
-                    "integral number such as `1767225600000.0` counts) up to 2^53 − 1 "
-                    "(behavior.md#messages).",
-                }
-            },
-            "additionalProperties": True,
-        }
-    ),
-]
-
-
-class MessageInfo(HostObject):
-    """A message's `info` object (behavior.md#messages). Only `id`, `role`, `agentID` and `time` (an object,
-    its `created` an integer of milliseconds) are checked; every other key is kept and counted."""
-
-    id: MessageId = Field(description="Message ID (behavior.md#ordering, behavior.md#ids).")
-    role: Role = Field(description="`user` or `assistant`; split shapes may also use `tool` "
-                                   "(behavior.md#shapes).")
-    agentID: str | None = Field(None, description="Agent slice; absent means `main`.")
-    time: MessageTime = Field(None, description="When the message was created (and completed).")
-
-
-class Part(HostObject):
-    """A part (behavior.md#parts). `type` is required; `id` is needed only to upsert or remove it later."""
-
-    type: NonEmptyStr = Field(description="Part type: text, reasoning, tool, file, checkpoint, tool_use, ...")
-    id: NonEmptyStr | None = Field(None, description="Part ID, unique within its message.")
-    messageID: NonEmptyStr | None = Field(None, description="Owning message ID.")
-
-
-class StreamedPart(Part):
-    """A part sent on its own (`upsertParts`): it must carry an `id` so later updates replace it."""
-
-    id: NonEmptyStr = Field(description="Part ID, unique within its message.")
-
-
-def _check_parts(value: Any) -> list[Json]:
-    """The checks `Part` states, done without building a model per part.
-
-    Sessions carry tens of thousands of parts; validating each as a pydantic model cost more time
-    and memory than everything else `session/open` does (benchmarks/README.md). The host's dicts
-    are kept as they are (the same objects), so every byte still counts in estimates.
-    """
-    if not isinstance(value, list):
-        raise PydanticCustomError("list_type", "Input should be a valid list")
-    for i, part in enumerate(value):
-        if not isinstance(part, dict):
-            raise PydanticCustomError("part_type", "item {i}: Input should be an object", {"i": i})
-        ptype = part.get("type")
-        if not isinstance(ptype, str) or not ptype:
-            raise PydanticCustomError("part_type", "item {i}: type: a non-empty string is required", {"i": i})
-        for key in ("id", "messageID"):
-            v = part.get(key)
-            if v is not None and (not isinstance(v, str) or not v):
-                raise PydanticCustomError(
-                    "part_field", "item {i}: {key}: a non-empty string is required", {"i": i, "key": key}
-                )
-    return value
-
-
-HostParts = Annotated[
-    list[Json],
-    PlainValidator(_check_parts),
-    WithJsonSchema({"type": "array", "items": Part.model_json_schema()}),
-]
-
-
 class Message(Params):
     """One message: the host's `info` and its parts in creation order."""
 
-    info: MessageInfo
+    info: HostInfo
     parts: HostParts | None = Field(
         None,
         description="The message's parts in creation order. In `session/sync`, absent means "
@@ -158,9 +45,6 @@ class Message(Params):
         description="Optional host creation sequence number (behavior.md#creation-order, sequence mode). "
         "Absent: the sidecar's arrival counter.",
     )
-
-
-HostList = list[Json]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,6 +64,54 @@ class ParentContext(Params):
     )
 
 
+ToolName = Annotated[NonEmptyStr, Field(description="A tool name as the model's request declares it.")]
+
+
+class SidecarToolsDeclared(Params):
+    prefix: ToolPrefix = ""
+
+
+class ToolPointers(Params):
+    """Which of the model's tools serve the pointers of the rebuilt text (behavior.md#d18). Each
+    pointer names the host's own tool when one is given here, else the sidecar's tool of that kind
+    when `sidecarTools` says the model has them, else it is left out. Absent: the reference's
+    wording, which names MiMo's tools."""
+
+    read: ToolName | None = Field(
+        None, description="The host's tool that reads a file by its absolute path (named in prose)."
+    )
+    grep: ToolName | None = Field(None, description="The host's tool that searches files (named in prose).")
+    memory: ToolName | None = Field(
+        None, description="A tool of MiMo's `memory` kind, called as `memory(operation=\"search\", query=…)`."
+    )
+    task: ToolName | None = Field(
+        None, description="A tool of MiMo's `task` kind, called as `task(operation=\"list\")`."
+    )
+    history: ToolName | None = Field(
+        None,
+        description="A tool of MiMo's history kind, called as `history(operation=\"around\", messageID=…)`.",
+    )
+    actor: ToolName | None = Field(
+        None, description="A tool of MiMo's `actor` kind, called as `actor(operation=\"status\", id=…)`."
+    )
+    sidecar_tools: SidecarToolsDeclared | None = Field(
+        None,
+        description="The model has the sidecar's model tools (`tools/list`), named with this prefix: in "
+        "`requestPrefix.tools`, or added by `request/build`'s `sidecarTools`.",
+    )
+
+    def pointers(self) -> CoreToolPointers:
+        return CoreToolPointers(
+            self.read,
+            self.grep,
+            self.memory,
+            self.task,
+            self.history,
+            self.actor,
+            self.sidecar_tools.prefix if self.sidecar_tools is not None else None,
+        )
+
+
 class OpenParams(Params):
     session_id: SessionId = Field(
         description="The host's session ID. It names the session's memory directory, "
@@ -197,14 +129,14 @@ class OpenParams(Params):
         description="The session's history, registered in list order, which must be creation order "
         "(behavior.md#ordering).",
     )
-    tasks: HostList = Field(
+    tasks: HostTasks = Field(
         default_factory=list, description="Task ledger entries (behavior.md#session-state), kept verbatim."
     )
-    actors: HostList = Field(
+    actors: HostActors = Field(
         default_factory=list, description="Actor registry entries (behavior.md#session-state), verbatim."
     )
     watermark: MessageId | None = Field(None, description="The stored watermark from an earlier run, if any.")
-    request_prefix: Json | None = Field(
+    request_prefix: HostRequestPrefix | None = Field(
         None,
         description="The host's frozen request prefix (system prompt parts, tool definitions; "
                     "behavior.md#request-prefix), "
@@ -227,6 +159,11 @@ class OpenParams(Params):
         "`{\"Read\": \"read\", \"Bash\": \"bash\"}`. A name mapped onto one of the 12 compactable names has "
         "its old results cleared; a name mapped onto any other name is kept (and not reported as unmapped). "
         "Every `rebuild/insert` of the session uses it; an insert's own `toolNameMap` entries win.",
+    )
+    tool_pointers: ToolPointers | None = Field(
+        None,
+        description="The model's tools that the rebuilt text may name (behavior.md#d18). Absent: the "
+        "reference's wording, which names MiMo's tools (`memory`, `task`, `read`, Grep, the history tool).",
     )
     create_checkpoint: bool = Field(
         False,
@@ -254,7 +191,7 @@ class PartUpsert(Params):
     """`{messageId, part}`. A bare part carrying `messageID` is accepted in place of the wrapper."""
 
     message_id: MessageId | None = Field(None, description="Owning message; defaults to `part.messageID`.")
-    part: StreamedPart
+    part: HostStreamedPart
     _bare: bool = PrivateAttr(False)
 
     @model_validator(mode="wrap")
@@ -272,7 +209,7 @@ class PartUpsert(Params):
 
     @model_validator(mode="after")
     def _resolve_message_id(self) -> PartUpsert:
-        carried = self.part.messageID
+        carried = self.part.get("messageID")
         if self.message_id is None and carried is None:
             raise PydanticCustomError(
                 "message_id_missing", "messageId is required when part.messageID is absent"
@@ -287,7 +224,7 @@ class PartUpsert(Params):
 
     @property
     def target(self) -> str:
-        return self.message_id if self.message_id is not None else str(self.part.messageID)
+        return self.message_id if self.message_id is not None else str(self.part.get("messageID"))
 
     @property
     def part_field(self) -> tuple[str, ...]:
@@ -329,10 +266,15 @@ class SyncParams(Params):
     )
     remove_messages: list[MessageId] = Field(default_factory=list, description="Message IDs to forget.")
     remove_parts: list[PartRef] = Field(default_factory=list, description="Parts to forget.")
-    tasks: HostList | None = Field(None, description="Replaces the whole task list when present.")
-    actors: HostList | None = Field(None, description="Replaces the whole actor list when present.")
+    tasks: HostTasks | None = Field(None, description="Replaces the whole task list when present.")
+    actors: HostActors | None = Field(None, description="Replaces the whole actor list when present.")
     tool_name_map: ToolNameMap | None = Field(
         None, description="Replaces the session's whole tool-name map when present (`{}` clears it)."
+    )
+    tool_pointers: ToolPointers | None = Field(
+        None,
+        description="Replaces the session's `toolPointers` when present; applies to the next rebuild and "
+        "request (a boundary keeps the wording it was rendered with).",
     )
 
 

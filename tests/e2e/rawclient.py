@@ -67,6 +67,7 @@ class RawClient:
         self._next_id = 0
         self._pending: dict[Any, dict[str, Any]] = {}
         self.notifications: list[dict[str, Any]] = []
+        self.null_id_errors: list[dict[str, Any]] = []  # every error answered with id null, in order
         threading.Thread(target=self._read_stdout, daemon=True).start()
         threading.Thread(target=self._read_stderr, daemon=True).start()
 
@@ -151,21 +152,34 @@ class RawClient:
                 continue
             if "id" in message and ("result" in message or "error" in message):
                 self._pending[message["id"]] = message
+                if message["id"] is None:
+                    self.null_id_errors.append(message["error"])
+            elif "id" in message and "method" in message:
+                self.on_request(message)
             else:
                 self.notifications.append(message)
         return self._pending.pop(msg_id)
+
+    def on_request(self, message: dict[str, Any]) -> None:
+        """A request from the sidecar (work-done progress): kept with the notifications, unanswered."""
+        self.notifications.append(message)
 
     def call(self, method: str, params: Any = MISSING, timeout: float = 10.0) -> dict[str, Any]:
         return self.response(self.request(method, params), timeout)
 
     def initialize(
-        self, memory_root: Path | str, config: dict | None = None, process_id: int | None = None
+        self,
+        memory_root: Path | str,
+        config: dict | None = None,
+        process_id: int | None = None,
+        capabilities: dict | None = None,
     ) -> dict:
         options: dict[str, Any] = {"memoryRoot": str(memory_root)}
         if config is not None:
             options["config"] = config
         reply = self.call(
-            "initialize", {"processId": process_id, "capabilities": {}, "initializationOptions": options}
+            "initialize",
+            {"processId": process_id, "capabilities": capabilities or {}, "initializationOptions": options},
         )
         self.notify("initialized", {})
         return reply

@@ -138,7 +138,7 @@ def test_a_frame_nested_too_deep_is_answered_with_its_id(fresh: JsHostClient, ro
         "session/open",
         {
             "sessionId": "ok",
-            "tasks": [{"id": "T1", "deep": nested(1000, "list")}],
+            "tasks": [{"id": "T1", "status": "open", "deep": nested(1000, "list")}],
             "messages": [{"info": {"id": "m1", "role": "user"}, "parts": [{"type": "text", "text": "hi"}]}],
         },
     )

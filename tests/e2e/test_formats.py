@@ -4,15 +4,19 @@ fork too, with the rules checker and the SDK types on what comes back."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
+from mimo_sidecar.core import texts
 from mimo_sidecar.core.formats import FORMATS
 from mimo_sidecar.core.formats.rules import check
 from tests.unit.split_sessions import ODD_CALL_ID, claude_code, codex
+from tests.unit.test_live_step import LIVE, LIVE2, OLD, SHAPES
+from tests.unit.test_live_step import PREFIX as LOOP_PREFIX
 from tests.unit.test_sdk_types import PREFIX, validate
 
 from .test_rebuild import call, write_memory
@@ -103,6 +107,56 @@ async def test_codex_session_in_responses_keeps_reasoning_and_custom_calls(clien
         kinds.count("reasoning") == 2 and "custom_tool_call" in kinds and "custom_tool_call_output" in kinds
     )
     assert all(len(i["call_id"]) <= 64 for i in res["messages"] if "call_id" in i)
+
+
+async def _open_loop(client: LanguageClient, sid: str, messages: list[dict[str, Any]]) -> None:
+    write_memory(client.memory_root, sid)  # type: ignore[attr-defined]
+    params = {"sessionId": sid, "messages": messages, "requestPrefix": LOOP_PREFIX}
+    await call(client, "session/open", {**params, "toolNameMap": {"shell": "bash"}})
+    await call(client, "checkpoint/writerStarted", {"sessionId": sid, "watermark": "m02"})
+    await call(client, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
+
+
+def _sent(res: dict[str, Any]) -> str:
+    return json.dumps(res["messages"], ensure_ascii=False)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+async def test_a_mid_loop_rebuild_keeps_the_newest_step_in_every_format(client: LanguageClient, shape: str):
+    """D19 over stdio: the automatic rebuild digests the step before the newest one; the next request,
+    in every format, holds the boundary, then the newest step's calls and their results, paired."""
+    make, before, reminder = SHAPES[shape]
+    sid = f"live-{shape}"
+    await _open_loop(client, sid, stored(make, sid))
+    inserted = await call(client, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    assert inserted["outcome"] == "rebuilt" and inserted["digestUpTo"] == before
+    texts_sent = [p["text"] for p in inserted["message"]["parts"] if p["type"] == "text"]
+    assert texts_sent[-1].endswith(reminder)
+    for fmt in FORMATS:
+        res = await call(client, "request/build", {"sessionId": sid, "format": fmt, "memoryReminder": False})
+        assert_valid(fmt, res)
+        assert LIVE in _sent(res) and LIVE2 in _sent(res) and OLD not in _sent(res), fmt
+
+
+async def test_a_rebuild_between_a_call_and_its_result_loses_nothing(client: LanguageClient):
+    """D20 over stdio: the step's last call is synced before its result; the insert leaves the step
+    live (nothing digested as interrupted); the result, synced after, is in the next request."""
+    make = SHAPES["anthropic"][0]
+    sid = "live-pending"
+    messages = stored(make, sid)
+    late = messages.pop()  # u3's carrier is not synced yet
+    await _open_loop(client, sid, messages)
+    inserted = await call(client, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+    assert inserted["outcome"] == "rebuilt" and inserted["digestUpTo"] == "m04c"
+    boundary = "\n".join(p["text"] for p in inserted["message"]["parts"] if p["type"] == "text")
+    assert texts.DIGEST_INTERRUPTED_SUFFIX not in boundary
+    late["info"]["time"]["created"] = late["info"]["time"]["created"] + 60_000
+    await call(client, "session/sync", {"sessionId": sid, "upsertMessages": [late]})
+    for fmt in FORMATS:
+        res = await call(client, "request/build", {"sessionId": sid, "format": fmt, "memoryReminder": False})
+        assert_valid(fmt, res)
+        assert LIVE2 in _sent(res), fmt
+        assert not [w for w in res["warnings"] if w.startswith("result-synthesized")], fmt
 
 
 async def test_bad_format_params_get_a_clear_error(client: LanguageClient) -> None:

@@ -69,6 +69,14 @@ def history(sid: str = SID) -> list[dict[str, Any]]:
             _tool("c2", "bash", {"command": "npm test"}, "42 passing"),
             _tool("c3", "task", {"op": "list"}, "T1 in_progress"),
             finish="tool-calls",
+        ),
+        # The step that crossed the trigger line: an automatic rebuild leaves it live (D19).
+        _msg(
+            "m05",
+            "assistant",
+            40,
+            _tool("c4", "bash", {"command": "npm run lint"}, "0 problems"),
+            finish="tool-calls",
             tokens=usage,
         ),
     ]
@@ -120,7 +128,8 @@ async def test_full_cycle_compute_insert_build(rb: LanguageClient):
     sid = "full"
     await open_session(rb, sid)
     before = await call(rb, "request/build", {"sessionId": sid})
-    assert before["sources"] == ["m01", "m02", "m03", "m04", "m04"]  # m04: the calls, then their results
+    # m04, m05: the calls, then their results
+    assert before["sources"] == ["m01", "m02", "m03", "m04", "m04", "m05", "m05"]
     assert [m["role"] for m in before["messages"]][-2:] == ["assistant", "tool"]
 
     computed = await call(rb, "rebuild/compute", {"sessionId": sid, "model": MODEL})
@@ -147,14 +156,18 @@ async def test_full_cycle_compute_insert_build(rb: LanguageClient):
     assert parts[0] == {**parts[0], "type": "checkpoint", "coveredUpTo": "m02", "digestUpTo": "m04"}
     assert res["message"]["info"]["time"]["created"] == T0 + 11
     marked = sorted((c["messageId"], c["callId"], c["partId"]) for c in res["compacted"])
-    assert marked == [("m04", "c1", "prt_m04_0"), ("m04", "c2", "prt_m04_1")]  # read, bash; not task
+    # read, bash; not task; not the live step m05 (D19)
+    assert marked == [("m04", "c1", "prt_m04_0"), ("m04", "c2", "prt_m04_1")]
     got = await call(rb, "session/get", {"sessionId": sid})
-    assert got["messageCount"] == 5 and got["revision"] == res["revision"]
+    assert got["messageCount"] == 6 and got["revision"] == res["revision"]
 
     after = await call(rb, "request/build", {"sessionId": sid})
     first = after["messages"][0]
     assert first["role"] == "user" and first["content"][0]["text"] == texts.CHECKPOINT_LABEL
-    assert "m04" in after["collapsedMessageIds"] and "m03" in after["sources"]
+    assert first["content"][-1]["text"].endswith(texts.AUTONOMOUS_LOOP_REMINDER)  # "the tool results below"
+    assert after["collapsedMessageIds"] == ["m04"] and after["sources"][1:] == ["m03", "m05", "m05"]
+    live = after["messages"][-1]["content"]  # the step the reminder sends the model to, with its result
+    assert live[0]["type"] == "tool-result" and live[0]["output"]["value"] == "0 problems"
     assert after["usagePending"] is True and after["reminderAdded"] is True
 
     again = await call(rb, "rebuild/compute", {"sessionId": sid, "model": MODEL})
@@ -174,11 +187,34 @@ async def test_writer_finishing_mid_wait(rb: LanguageClient):
     await call(rb, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
     res = await insert
     assert res["outcome"] == "rebuilt" and res["wait"]["result"] == "success"
-    assert res["watermark"] == "m02"  # D4: the watermark read before the wait
-    assert any("advanced" in w for w in res["warnings"])
+    # D21: the boundary follows the writer it waited for, whose checkpoint covers m03
+    assert res["watermark"] == "m03" and res["message"]["parts"][0]["coveredUpTo"] == "m03"
+    assert texts.watermark_followed_writer("m02", "m03") in res["warnings"]
     assert rb.status_events[-1] == {"sessionId": sid, "state": "idle", "message": ""}  # type: ignore[attr-defined]
     tokens = [t for t, reports in rb.progress_reports.items() if t.startswith("mimo-rebuild")]
     assert tokens and [r.kind for r in rb.progress_reports[tokens[-1]]] == ["begin", "end"]
+
+
+async def test_writer_finishing_mid_wait_with_the_reference_setting_keeps_the_old_watermark(
+    rb: LanguageClient,
+):
+    sid = "midwait-d4"
+    reference = {"checkpoint": {**CONFIG["checkpoint"], "follow_writer_watermark": False}}
+    await call(rb, "sidecar/configure", {"config": {**CONFIG, **reference}})
+    try:
+        await open_session(rb, sid)
+        await call(rb, "checkpoint/writerStarted", {"sessionId": sid, "watermark": "m03"})
+        insert = asyncio.ensure_future(call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"}))
+        await asyncio.sleep(0.2)
+        await call(rb, "checkpoint/writerFinished", {"sessionId": sid, "outcome": "success"})
+        res = await insert
+    finally:
+        await call(rb, "sidecar/configure", {"config": CONFIG})
+    assert res["outcome"] == "rebuilt" and res["wait"]["result"] == "success"
+    assert res["watermark"] == "m02" and res["message"]["parts"][0]["coveredUpTo"] == "m02"  # D4
+    assert texts.watermark_kept_before_wait("m02", "m03") in res["warnings"]
+    got = await call(rb, "session/get", {"sessionId": sid})
+    assert got["watermark"] == "m03"  # stored all the same: the next rebuild uses it
 
 
 async def test_writer_that_never_finishes_times_out(rb: LanguageClient):
@@ -237,7 +273,7 @@ async def test_empty_render_is_insert_failed(rb: LanguageClient):
         assert res["outcome"] == "insert-failed" and "message" not in res and res["compacted"] == []
         assert res["detail"]
         after = await call(rb, "session/get", {"sessionId": sid})
-        assert after["revision"] == before["revision"] and after["messageCount"] == 1
+        assert after["revision"] == before["revision"] and after["messageCount"] == len(msgs)
     finally:
         await call(rb, "sidecar/configure", {"config": CONFIG})
 
@@ -378,9 +414,10 @@ def tool_outputs(built: dict[str, Any]) -> dict[str, Any]:
 async def test_compacted_results_after_digest_show_the_placeholder(rb: LanguageClient):
     sid = "placeholder"
     await open_session(rb, sid)
-    # digestUpTo before the tool turn: m04 stays live (not collapsed) but its results are compacted.
+    # A host digestUpTo before the tool turns: m04 and m05 stay live (not collapsed) but their
+    # results are compacted, as MiMo's microcompaction does (the host chose what to keep).
     res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto", "digestUpTo": "m03"})
-    assert res["outcome"] == "rebuilt" and len(res["compacted"]) == 2
+    assert res["outcome"] == "rebuilt" and len(res["compacted"]) == 3
     built = await call(rb, "request/build", {"sessionId": sid})
     assert "m04" in built["sources"] and built["collapsedMessageIds"] == []
     assert tool_outputs(built) == {
@@ -479,7 +516,12 @@ async def test_sync_replaces_the_tool_name_map_and_an_insert_map_wins(rb: Langua
     res = await call(
         rb,
         "rebuild/insert",
-        {"sessionId": own, "reason": "auto", "toolNameMap": {"Bash": "Bash", "mcp__db__query": "question"}},
+        {
+            "sessionId": own,
+            "reason": "auto",
+            "digestUpTo": "m03",  # the step stays live, and is microcompacted as the host asks
+            "toolNameMap": {"Bash": "Bash", "mcp__db__query": "question"},
+        },
     )
     assert res["outcome"] == "rebuilt" and [c["callId"] for c in res["compacted"]] == ["toolu_r"]
     assert not [w for w in res["warnings"] if "toolNameMap" in w]  # every name is mapped now

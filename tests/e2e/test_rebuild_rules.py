@@ -245,7 +245,8 @@ async def test_d12_insert_twice_in_a_row_keeps_the_live_tail(rb: LanguageClient,
     assert built["sources"][0] == second["message"]["info"]["id"]
     assert ids["u2"] in built["sources"] and ids["u3"] in built["sources"]  # the live user asks stay
     assert first["message"]["info"]["id"] not in built["sources"]
-    assert set(built["collapsedMessageIds"]) == {ids["a2"], ids["a3"]}
+    # a2, the step the first boundary left live, is digested now; a3, the newest, stays live (D19)
+    assert built["collapsedMessageIds"] == [ids["a2"]] and built["sources"][-2:] == [ids["a3"]] * 2
 
 
 @pytest.mark.parametrize("mode", ["id", "seq"])
@@ -323,11 +324,12 @@ async def test_watermark_on_the_previous_boundary_does_not_resend_its_digested_s
     await open_session(rb, sid, history)
     await _writer(rb, sid)
     first = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
-    assert first["outcome"] == "rebuilt" and first["message"]["parts"][0]["digestUpTo"] == ids["s14"]
+    # The newest step, s14, stays live (D19): the boundary digests up to s13.
+    assert first["outcome"] == "rebuilt" and first["message"]["parts"][0]["digestUpTo"] == ids["s13"]
     b1 = first["message"]["info"]["id"]
     built = await call(rb, "request/build", {"sessionId": sid, "memoryReminder": False})
     digested = set(built["collapsedMessageIds"])
-    assert built["sources"] == [b1] and len(digested) >= 4
+    assert built["sources"] == [b1, ids["s14"], ids["s14"]] and len(digested) >= 3
 
     new = _ids(mode, ["s15"], int(time.time() * 1000) + 5)["s15"] if mode == "id" else "s15"
     step = _tool_step(host, new, t0 + 15_000, 15, output_chars=2_000)
@@ -338,8 +340,13 @@ async def test_watermark_on_the_previous_boundary_does_not_resend_its_digested_s
     second = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
     assert second["outcome"] == "rebuilt" and second["watermark"] == b1
     built = await call(rb, "request/build", {"sessionId": sid, "memoryReminder": False})
-    assert built["sources"] == [second["message"]["info"]["id"]]
-    assert not digested & set(built["sources"]) and built["collapsedMessageIds"] == [new]
+    # The steps B1 digested stay out. s14, which B1 left live and the model has answered since, stays
+    # in view with its result cleared; s15, the newest step, stays live in full (D19).
+    assert built["sources"] == [second["message"]["info"]["id"], ids["s14"], ids["s14"], new, new]
+    assert not digested & set(built["sources"]) and built["collapsedMessageIds"] == []
+    outputs = [c["output"]["value"] for m in built["messages"] if m["role"] == "tool" for c in m["content"]]
+    assert outputs == [texts.CLEARED_TOOL_RESULT, "x" * 2_000]
+    # The guard's estimate is the request sent, the cleared result's placeholder included (D15).
     assert second["sizes"]["afterTokens"] == built["estimatedTokens"] < second["sizes"]["beforeTokens"]
 
 
@@ -436,7 +443,8 @@ async def test_fidelity_report_tasks_and_newest_tool_error(rb: LanguageClient):
     }
     assert report["cutSections"] == [] and report["shedSections"] == []
     again = await call(rb, "rebuild/compute", {"sessionId": sid})
-    assert again["preview"]["fidelity"]["newestToolError"]["inDigest"] is True  # D = m05 now
+    # The preview's D is an automatic rebuild's: m05, the newest step, stays live there too (D19).
+    assert again["preview"]["fidelity"]["newestToolError"]["reason"] == texts.ERROR_AFTER_DIGEST
 
 
 # -- the inflation guard ---------------------------------------------------------------------------

@@ -178,7 +178,7 @@ async def test_invalid_params_name_the_field(client: LanguageClient) -> None:
     err = await rpc_error(
         client,
         "session/sync",
-        {"sessionId": "invalid", "upsertParts": [{"messageId": "m", "part": {"type": "text"}}]},
+        {"sessionId": "invalid", "upsertParts": [{"messageId": "m", "part": {"type": "text", "text": "x"}}]},
     )
     assert err.code == -32602
     assert err.message == "session/sync: invalid params: upsertParts.0.part.id: Field required"
@@ -191,12 +191,12 @@ async def test_invalid_params_name_the_field(client: LanguageClient) -> None:
     err = await rpc_error(
         client,
         "session/sync",
-        {"sessionId": "invalid", "upsertParts": [{"part": {"id": "p", "type": "text"}}]},
+        {"sessionId": "invalid", "upsertParts": [{"part": {"id": "p", "type": "text", "text": "x"}}]},
     )
     assert "upsertParts.0: messageId is required when part.messageID is absent" in err.message
 
 
-NOPE_PART = {"id": "p", "type": "text", "messageID": "msg_nope"}
+NOPE_PART = {"id": "p", "type": "text", "text": "x", "messageID": "msg_nope"}
 
 
 @pytest.mark.parametrize(
@@ -220,7 +220,9 @@ async def test_an_unknown_message_is_named_where_the_host_named_it(
 async def test_a_bare_part_is_checked_at_its_own_paths(client: LanguageClient) -> None:
     await rpc(client, "session/open", {"sessionId": "bare"})
     err = await rpc_error(
-        client, "session/sync", {"sessionId": "bare", "upsertParts": [{"type": "text", "messageID": "m"}]}
+        client,
+        "session/sync",
+        {"sessionId": "bare", "upsertParts": [{"type": "text", "text": "x", "messageID": "m"}]},
     )
     assert err.code == -32602
     assert err.message == "session/sync: invalid params: upsertParts.0.id: Field required"

@@ -137,6 +137,7 @@ def test_asyncio_client_runs_requests_concurrently_and_cancels(tmp_path: Path) -
             await sidecar.initialize(memory_root=str(tmp_path))
             await sidecar.initialized()
             await sidecar.session_open({**example("session/open"), "createCheckpoint": True})
+            await sidecar.session_sync(example("session/sync"))  # a step that a rebuild gains from
             computed = await sidecar.rebuild_compute(example("rebuild/compute"))
             prepared = await sidecar.checkpoint_prepare({"sessionId": SID})
             assert prepared.watermark == computed.watermark.message_id if computed.watermark else False

@@ -13,12 +13,17 @@ Each example opens a session made of generated host data (arbitrary Unicode in e
 text, tool names, call IDs, tool input keys and values, tool output, task summaries), syncs more of
 it, runs a rebuild, then sends a few generated requests to every documented method: the session's
 valid params with one value replaced by anything (wrong type, deep nesting, huge number), keys
-dropped or added, arbitrary params, unknown method names, notifications. It asserts:
+dropped or added, arbitrary params, unknown method names, notifications (request methods among
+them, which must change nothing), and bytes that are not a frame (malformed headers, bodies
+shorter or longer than their length, raw JSON, garbage). It asserts:
 
 - every request is answered in time, with a result or a documented error (never -32603), in the
   documented error shape;
 - stdout carries frames only, valid UTF-8 JSON (`RawClient.violations`);
 - a rejected request leaves `session/get` unchanged;
+- a declared host field of the wrong type (core/data_model.py: a text that is a number, a tool
+  state that is a string, a timestamp beyond the double range...) is refused with -32602 naming
+  exactly its path, in `session/open` and `session/sync` alike;
 - accepted host strings come back through `request/build` as the same UTF-16 code units (numbers
   as protocol.md says they are read), and the boundary of a rebuild lists every task summary.
 
@@ -40,13 +45,24 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from mimo_sidecar.core import data_model as dm
 from mimo_sidecar.core.jstext import is_blank
 from mimo_sidecar.rpc import errors
 from mimo_sidecar.wire.registry import REGISTRY
 from tests.json_paths import positions, replaced
 from tests.unit.builders import write_checkpoint
 
-from .jshost import JsHostClient, in_units, js_text, json_values, nasty_values, strings_of, units
+from .jshost import (
+    JsHostClient,
+    Raw,
+    in_units,
+    js_json,
+    js_text,
+    json_values,
+    nasty_values,
+    strings_of,
+    units,
+)
 from .rawclient import MISSING
 
 pytestmark = pytest.mark.e2e
@@ -68,7 +84,7 @@ METHODS = [
     for name, spec in REGISTRY.items()
     if spec.kind == "request" and spec.direction == "client → sidecar" and name != "shutdown"
 ]
-NOTIFICATIONS = ["initialized", "$/cancelRequest"]
+NOTIFICATIONS = ["initialized", "$/cancelRequest", *METHODS]  # a request method without an id: ignored
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,8 +234,10 @@ def _part(sid: str, mid: str, n: int, body: dict[str, Any]) -> dict[str, Any]:
     return {"id": f"prt_{mid}_{n}", "sessionID": sid, "messageID": mid, **body}
 
 
+# Keys the sidecar reads (core/data_model.py): the extra keys of a host are any others.
 _KNOWN_KEYS = frozenset(
-    {"id", "sessionID", "messageID", "role", "time", "type", "text", "agent", "agentID", "finish"}
+    {"sessionID", "summary", *dm.MESSAGE_INFO.kind.common.fields, *dm.PART.kind.common.fields}
+    | set(dm.PART_VARIANTS["text"].kind.fields)
 )
 host_extras = st.dictionaries(
     js_text(min_size=1, max_size=6).filter(lambda k: k not in _KNOWN_KEYS), json_values, max_size=2
@@ -317,6 +335,7 @@ def templates(wire: Wire, host: HostData, fresh_sid: str) -> dict[str, Any]:
             "sessionId": fresh_sid,
             "messages": copy.deepcopy(host.messages[:2]),
             "tasks": host.tasks,
+            "toolPointers": {"read": "Read", "sidecarTools": {"prefix": "m_"}},
         },
         "session/sync": {
             "sessionId": sid,
@@ -344,7 +363,19 @@ def templates(wire: Wire, host: HostData, fresh_sid: str) -> dict[str, Any]:
             "includeText": True,
         },
         "rebuild/insert": {"sessionId": sid, "reason": "manual", "digestUpTo": ids[-1], "agent": "build"},
-        "request/build": {"sessionId": sid, "purpose": "writer", "upTo": ids[0]},
+        "request/build": {
+            "sessionId": sid,
+            "purpose": "writer",
+            "upTo": ids[0],
+            "sidecarTools": {"prefix": "m_"},
+        },
+        "tools/list": {"sessionId": sid, "format": "gemini", "prefix": "m_"},
+        "tools/call": {
+            "sessionId": sid,
+            "name": "m_history",
+            "arguments": {"operation": "search", "query": "x", "regex": True, "offset": 0},
+            "prefix": "m_",
+        },
     }
 
 
@@ -371,20 +402,129 @@ class Attack:
     params: Any
     msg_id: Any
     notification: bool = False
+    raw: bytes | None = None  # bytes written as they are, where a frame should be
+    refused: bool = False  # whether `raw` must be answered with an id-null error
+    refused_at: str | None = None  # a wrongly typed host field: -32602 naming exactly this path
+
+
+@st.composite
+def malformed_frames(draw: st.DrawFn) -> tuple[bytes, bool]:
+    """Bytes that are not a usable frame, of every kind the reader must resynchronise after. A
+    body's declared length may overshoot by less than the next frame (the `session/get` that
+    follows): more would rightly make the reader wait for the bytes it was promised. Returns the
+    bytes and whether they must be refused (garbage may happen to read as an extra header line)."""
+    body = js_json(
+        {"jsonrpc": "2.0", "id": draw(st.integers(1, 9)), "method": draw(st.sampled_from(METHODS))}
+    )
+    value = draw(
+        st.sampled_from([b"abc", b"-1", b"+2", b"1.5", b"", b"0x10", b"1e3"])
+        | st.binary(max_size=8).filter(lambda v: not v.strip(b" \t").isdigit())
+    )
+    kind = draw(st.sampled_from(["value", "missing", "duplicated", "short", "long", "raw", "garbage"]))
+    if kind == "value":
+        return (b"Content-Length: " + value + b"\r\n\r\n" + body, True)
+    if kind == "missing":
+        return (b"Content-Type: application/json\r\n\r\n" + body, True)
+    if kind == "duplicated":
+        return (
+            b"Content-Length: %d\r\nContent-Length: %d\r\n\r\n%s" % (len(body), len(body) + 1, body),
+            True,
+        )
+    if kind == "short":
+        return (b"Content-Length: %d\r\n\r\n%s" % (draw(st.integers(0, len(body) - 1)), body), True)
+    if kind == "long":
+        return (b"Content-Length: %d\r\n\r\n%s" % (len(body) + draw(st.integers(1, 40)), body), True)
+    if kind == "raw":
+        return (body + draw(st.sampled_from([b"", b"\n", b"\r\n"])), True)
+    return draw(
+        st.binary(min_size=1, max_size=64).filter(lambda b: b"content-length" not in b.lower())
+    ), False
+
+
+# Declared fields of the generated messages (core/data_model.py), by message: the user's, then the
+# assistant's with its text part and its tool call.
+DECLARED = {
+    0: [
+        ("info", "role"),
+        ("info", "time", "created"),
+        ("info", "agent"),
+        ("parts", 0, "type"),
+        ("parts", 0, "text"),
+    ],
+    1: [
+        ("info", "finish"),
+        ("info", "time", "created"),
+        ("parts", 0, "text"),
+        ("parts", 1, "callID"),
+        ("parts", 1, "tool"),
+        ("parts", 1, "state"),
+        ("parts", 1, "state", "status"),
+        ("parts", 1, "state", "input"),
+        ("parts", 1, "state", "output"),
+    ],
+}
+DECLARED_TASK = [("status",), ("summary",), ("created_at",), ("id",)]
+
+
+def wrongly_typed(value: Any) -> st.SearchStrategy[Any]:
+    """Values of another JSON type than `value`; a number beyond the double range for a number."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return st.sampled_from([Raw("1e400"), Raw("-1e400"), str(value), True])
+    if isinstance(value, str):
+        return st.sampled_from([5, 1.5, True, [value], {"text": value}])
+    return st.sampled_from([[value], "x", 0, False])
+
+
+@st.composite
+def typed_attacks(draw: st.DrawFn, host: HostData, fresh_sid: str) -> Attack:
+    """A wrongly typed declared field in the history of a `session/open`, a `session/sync` or the
+    tasks: refused at its path, and the session unchanged."""
+    msg_id = draw(st.integers(10**9, 2**53))
+    if host.tasks and draw(st.booleans()):
+        where = draw(st.sampled_from(DECLARED_TASK))
+        tasks = copy.deepcopy(host.tasks)
+        value = draw(wrongly_typed(tasks[0][where[0]]))
+        params = {"sessionId": host.sid, "tasks": replaced(tasks, (0, *where), value)}
+        return Attack("session/sync", params, msg_id, refused_at=".".join(map(str, ("tasks", 0, *where))))
+    index = draw(st.sampled_from([0, 1]))
+    where = draw(st.sampled_from(DECLARED[index]))
+    message = copy.deepcopy(host.messages[index])
+    holder: Any = message
+    for key in where:
+        holder = holder[key]
+    bad = replaced(message, where, draw(wrongly_typed(holder)))
+    if draw(st.booleans()):
+        messages = copy.deepcopy(host.messages[:2])
+        messages[index] = bad
+        params = {"sessionId": fresh_sid, "messages": messages}
+        return Attack(
+            "session/open", params, msg_id, refused_at=".".join(map(str, ("messages", index, *where)))
+        )
+    params = {"sessionId": host.sid, "upsertMessages": [bad]}
+    return Attack(
+        "session/sync", params, msg_id, refused_at=".".join(map(str, ("upsertMessages", 0, *where)))
+    )
 
 
 @st.composite
 def attacks(draw: st.DrawFn, wire: Wire, host: HostData, fresh_sid: str) -> Attack:
-    kind = draw(st.sampled_from(["method"] * 6 + ["unknown", "notification", "config"]))
+    kind = draw(
+        st.sampled_from(["method"] * 6 + ["unknown", "notification", "config", "frame", "typed", "typed"])
+    )
     msg_id = draw(st.integers(10**9, 2**53) | js_text(min_size=1, max_size=6).map(lambda s: "id:" + s))
     if kind == "unknown":
         name = draw(
             js_text(min_size=1, max_size=12).filter(lambda s: s not in REGISTRY and not s.startswith("$/"))
         )
         return Attack(name, draw(nasty_values), msg_id)
+    if kind == "frame":
+        raw, refused = draw(malformed_frames())
+        return Attack("", None, None, raw=raw, refused=refused)
     if kind == "notification":
         name = draw(st.sampled_from(NOTIFICATIONS) | js_text(min_size=1, max_size=12))
         return Attack(name, draw(nasty_values), None, notification=True)
+    if kind == "typed":
+        return draw(typed_attacks(host, fresh_sid))
     if kind == "config":  # unknown keys come back in warnings and window/logMessage
         section = draw(st.sampled_from([None, "checkpoint", "memory", "compaction"]))
         keys = draw(st.dictionaries(js_text(min_size=1, max_size=8), json_values, min_size=1, max_size=3))
@@ -432,6 +572,14 @@ def get(wire: Wire, sid: str) -> dict[str, Any]:
 
 def send_attack(wire: Wire, host: HostData, attack: Attack) -> None:
     before = get(wire, host.sid)
+    if attack.raw is not None:
+        errors_before = len(wire.client.null_id_errors)
+        wire.client.send_raw(attack.raw)
+        assert get(wire, host.sid) == before  # answered: the reader found the next frame
+        if attack.refused:
+            new = wire.client.null_id_errors[errors_before:]
+            assert new and all(e["code"] in (-32700, -32600) for e in new), new
+        return
     if attack.notification:
         wire.notify(attack.method, attack.params)
         reply = get(wire, host.sid)  # the connection still answers, and nothing changed
@@ -443,6 +591,9 @@ def send_attack(wire: Wire, host: HostData, attack: Attack) -> None:
     if attack.method not in REGISTRY:  # -32600 when the params are too deep to read at all
         assert err is not None and err["code"] in (errors.METHOD_NOT_FOUND.code, errors.INVALID_REQUEST.code)
         assert err["message"].startswith(f"{attack.method}: "), err
+    if attack.refused_at is not None:
+        assert err is not None and err["code"] == errors.INVALID_PARAMS.code, (attack, reply)
+        assert [e["field"] for e in err["data"]["errors"]] == [attack.refused_at], err
     if err is not None:
         assert get(wire, host.sid) == before, f"{attack.method} was refused but changed the session"
     if attack.method == "sidecar/configure" and err is None:

@@ -128,6 +128,9 @@ def test_second_insert_marks_only_results_after_w(memory: MemoryRoot, mode: str)
 # (`ord > ord(B1)`) would not remove them: they came back in full. The base time steps over them.
 STEPS = ["u1", "a1", "a2", "a3", "a4", "a5"]
 READ = "export function lex() {}\n" * 200  # about 1 200 tokens per result
+# What these tests are about is the boundary's time, so each rebuild digests its whole list, the
+# newest tool step included (the reference digest point; by default that step stays live, D19).
+DIGEST_ALL = RebuildConfig(keep_newest_step=False)
 
 
 def _ordered_ids(mode: str, names: list[str], start: int) -> dict[str, str]:
@@ -164,7 +167,7 @@ def _rebuilt_once(
     first = engine.insert(
         session,
         memory,
-        RebuildConfig(),
+        DIGEST_ALL,
         watermark=ids["a1"],
         reason="auto",
         now_ms=T0 + 1_000,
@@ -189,7 +192,7 @@ def _rebuild(
     return engine.insert(
         session,
         memory,
-        config or RebuildConfig(),
+        config or DIGEST_ALL,
         watermark=watermark,
         reason=reason,
         now_ms=now,
@@ -214,7 +217,7 @@ def test_watermark_on_the_first_boundary_does_not_resend_what_it_digested(
     assert wm is not None and wm.id == b1.id
     session.watermark = b1.id  # that writer succeeded
 
-    preview = engine.compute(session, memory, RebuildConfig(), now_ms=T0 + 3_000)
+    preview = engine.compute(session, memory, DIGEST_ALL, now_ms=T0 + 3_000)
     second = _rebuild(session, memory, b1.id, T0 + 3_000)
     assert second.outcome == "rebuilt" and second.message is not None and second.sizes is not None
     # Stamped after the last step B1 digested (a5, T0 + 50), not B1 + 1 (T0 + 12).
@@ -258,7 +261,8 @@ def test_what_the_first_boundary_left_live_stays_live(memory: MemoryRoot, mode: 
     session.watermark = b1.id
     more = _ordered_ids(mode, ["a6"], T0 + 2_000)
     sync(session, [_step(more["a6"], 6, T0 + 2_000)])
-    second = _rebuild(session, memory, b1.id, T0 + 3_000, config=RebuildConfig(inflation_guard=False))
+    unguarded = RebuildConfig(inflation_guard=False, keep_newest_step=False)
+    second = _rebuild(session, memory, b1.id, T0 + 3_000, config=unguarded)
     assert second.message is not None and second.message["info"]["time"]["created"] == T0 + 31  # a3 + 1
     built = _next_request(session, memory)
     assert built.request.sources == [second.message["info"]["id"]] + [ids["a4"]] * 2 + [ids["a5"]] * 2

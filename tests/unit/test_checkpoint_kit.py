@@ -327,7 +327,7 @@ def test_a_failure_mid_write_keeps_the_old_checkpoint_and_the_writer_in_flight(
     svc.prepare_writer(SID, "m02")
     before = snapshot(tmp_path)
 
-    def full_disk(*args: object) -> None:
+    def full_disk(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(memory_writes.os, "replace", full_disk)

@@ -8,6 +8,7 @@ import copy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mimo_sidecar.core import texts
 from mimo_sidecar.core.collapse import collapse
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.ordering import Ordering
@@ -139,16 +140,37 @@ def test_pure_anthropic_carrier_follows_its_removed_call():
     assert result.removed_ids == ("msg_02", "msg_02c", "msg_03")
 
 
-def test_carrier_after_the_digest_loses_results_of_digested_calls():
-    # Automatic rebuild mid tool loop: D = the tool-calls assistant; its results arrive after.
+def test_a_result_that_arrives_after_the_digest_brings_its_step_back():
+    # D20: the host named D = the tool-calls response, whose result arrived after the insert. It is
+    # neither dropped nor left an orphan: the response is sent again, and the result with it.
     msgs = [
-        assistant("msg_02", tool_use("X", "read"), finish="tool-calls"),
-        boundary("msg_02"),
+        boundary("msg_02b"),
+        assistant("msg_02", text("reading"), providerMessageID="resp_1"),
+        assistant("msg_02b", tool_use("X", "read"), finish="tool-calls", providerMessageID="resp_1"),
         user("msg_04", tool_result("X", "out")),
         assistant("msg_05", text("next")),
     ]
     result = collapse(msgs, ASCENDING)
-    assert ids(result.messages) == ["msg_cp", "msg_05"]
+    assert ids(result.messages) == ["msg_cp", "msg_02", "msg_02b", "msg_04", "msg_05"]
+    assert result.restated_ids == ("msg_02", "msg_02b") and result.removed_ids == ()
+    assert result.warnings == (texts.steps_restated(["X"]),)
+
+
+def test_an_inline_result_the_digest_listed_as_interrupted_brings_its_step_back():
+    # The boundary lists the calls its digest showed as interrupted; once one has its result, its
+    # message stays. A digested call that had its result all along is collapsed as before.
+    cp = boundary("msg_03", id="msg_cp")
+    cp.parts[0]["interruptedCalls"] = ["late"]
+    msgs = [
+        cp,
+        assistant("msg_02", tool("done", "read", output="o")),
+        assistant("msg_03", tool("late", "bash", output="finished after the insert"), finish="tool-calls"),
+    ]
+    result = collapse(msgs, ASCENDING)
+    assert ids(result.messages) == ["msg_cp", "msg_03"] and result.removed_ids == ("msg_02",)
+    assert result.warnings == (texts.steps_restated(["late"]),)
+    still_running = [cp, assistant("msg_03", tool("late", "bash", status="running"))]
+    assert ids(collapse(still_running, ASCENDING).messages) == ["msg_cp"]
 
 
 def test_mixed_carrier_keeps_its_user_content_without_mutating_the_store():
@@ -270,7 +292,7 @@ def test_collapse_in_sequence_mode_matches_id_mode_on_ascending_ids(msgs):
     ordering = Ordering(False, by_seq.get)
     id_result = collapse(msgs, ASCENDING)
     seq_result = collapse(seq_msgs, ordering)
-    if seq_result.warnings:  # an endpoint that is not a message: sequence mode fails closed
-        assert seq_result.messages is seq_msgs
+    if seq_result.warnings and not seq_result.restated_ids:
+        assert seq_result.messages is seq_msgs  # an endpoint that is not a message: fails closed
     else:
         assert ids(seq_result.messages) == ids(id_result.messages)

@@ -1,4 +1,4 @@
-"""A `request/build` that would send no message at all is refused with error 1011, naming why
+"""A `request/build` that would send no message at all is refused with error 1012, naming why
 (no provider accepts an empty request, and an empty `messages` with only a warning was sent as is)."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ async def test_a_view_with_nothing_to_send_is_an_error_that_names_why(tmp_path: 
     harness = Harness(memory_root=str(tmp_path))
     await harness.call("session/open", {"sessionId": SID, "messages": [raw_responses_items("m1")]})
     error = await harness.error("request/build", {"sessionId": SID, "format": fmt})
-    assert error.code == 1011 and error.data["name"] == "EmptyRequest"
+    assert error.code == 1012 and error.data["name"] == "EmptyRequest"
     assert error.message.startswith("request/build: no message to send: none of the 1 messages")
     assert error.data["viewMessages"] == 1 and error.data["format"] == fmt
     assert any(w.startswith("part-not-sent") for w in error.data["warnings"]), error.data
@@ -37,7 +37,7 @@ async def test_a_session_with_no_message_yet_says_so(tmp_path: Path) -> None:
     harness = Harness(memory_root=str(tmp_path))
     await harness.call("session/open", {"sessionId": SID})
     error = await harness.error("request/build", {"sessionId": SID})
-    assert error.code == 1011
+    assert error.code == 1012
     assert "agent 'main' has no message in its view yet" in error.message
     assert error.data == {
         "name": "EmptyRequest",

@@ -220,6 +220,24 @@ def test_appending_one_message_to_5000_costs_only_that_message(memory, monkeypat
     assert len({id(m) for m in projected}) <= 5001 - res.watermark.index < 500
 
 
+def test_a_chain_of_3000_forks_is_read_to_its_root(memory):
+    """Compute, build and prepare answered -32603 on a chain of 3,000 sessions forked one
+    from the next (the inherited context was read by recursion). Each fork inherits its parent's
+    view up to its watermark, then adds its own message: the last one sees them all, in order."""
+    sessions = [_open([user("f0", text("root"), created=T0)])]
+    for n in range(1, 3000):
+        fork = Session(f"ses_fork{n}", "proj1")
+        fork.set_parent(sessions[-1], f"f{n - 1}")
+        sync(fork, [user(f"f{n}", text(f"fork {n}"), created=T0 + n)])
+        sessions.append(fork)
+    last = sessions[-1]
+    assert [m.id for m in last.context_view()] == [f"f{n}" for n in range(3000)]
+    assert last.find_in_context("f0") is sessions[0].get("f0")
+    built = engine.build(last, memory, RebuildConfig(), now_ms=T0, memory_reminder=False)
+    assert built.request.sources[0] == "f0" and built.request.sources[-1] == "f2999"
+    assert engine.writer_watermark(last) is not None
+
+
 def test_inherited_context_comes_first_until_the_child_has_a_boundary(memory, tmp_path):
     """behavior.md#inherited-context: a session created from another sees the parent's main view up to the
     context watermark in front of its own; the watermark and the request both see it."""

@@ -192,8 +192,15 @@ def test_insert_and_compute_carry_the_same_report(memory: MemoryRoot) -> None:
     assert report is not None
     assert (report.newest_user_ask.status, report.newest_user_ask.message_id) == ("verbatim", "m03")
     assert (report.tasks.open_held, report.tasks.open_listed) == (1, 1)
-    assert report.newest_tool_error is not None and report.newest_tool_error.in_digest
+    # D19: the failed call is the newest step, which stays live after the boundary
+    error = report.newest_tool_error
+    assert error is not None and not error.in_digest and "live messages" in str(error.reason)
     assert report.cut_sections == () and report.shed_sections == ()
+
+    reference = RebuildConfig(keep_newest_step=False)  # MiMo's: the step is digested with the tail
+    digested = engine.compute(_session(), memory, reference, now_ms=T0 + 100).fidelity
+    assert digested is not None and digested.newest_tool_error is not None
+    assert digested.newest_tool_error.in_digest
 
 
 def test_failed_render_still_reports(tmp_path) -> None:

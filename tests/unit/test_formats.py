@@ -246,8 +246,8 @@ def test_openai_reasoning_items() -> None:
     msgs[1].parts.insert(0, reasoning_item("id only", None, "rs_0"))  # id without encrypted content
     built = valid_everywhere(msgs)["openai-responses"]
     reasoning = [i for i in built.messages if i["type"] == "reasoning"]
-    assert [r["id"] for r in reasoning] == ["rs_1", "rs_2"]
-    assert reasoning[0]["encrypted_content"] == "ENC-1"
+    assert [r["encrypted_content"] for r in reasoning] == ["ENC-1", "ENC-2"]
+    assert all("id" not in r for r in reasoning)  # as Codex sends them (store: false, behavior.md#d16)
     assert built.messages[built.messages.index(reasoning[0]) + 1]["type"] == "function_call"  # its position
     assert all("id" not in i for i in built.messages if i["type"] in ("function_call", "message"))
     assert any("no encrypted content" in w for w in built.warnings)

@@ -1,4 +1,4 @@
-"""Frame parsing: large frames go through the streaming parser and must mean exactly the same."""
+"""Frame parsing: large frames are parsed slice by slice and must mean exactly the same."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from mimo_sidecar.transport import jsonrpc_codec as protocol
 
 
 def _large(value: dict) -> bytes:
-    """`value` padded with a big string so the frame is over the streaming threshold."""
+    """`value` padded with a big string so the frame is over the slicing threshold."""
     body = orjson.dumps({**value, "pad": "p" * (protocol.LARGE_FRAME_BYTES + 10)})
     assert len(body) > protocol.LARGE_FRAME_BYTES
     return body
@@ -41,8 +41,13 @@ SAMPLE = {
 }
 
 
-def test_streaming_backend_is_the_c_one() -> None:
-    assert protocol._STREAMING is not None  # the pure-Python backends would be too slow to use
+def test_large_frames_take_the_sliced_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[int] = []
+    real = protocol.loads_sliced
+    monkeypatch.setattr(protocol, "loads_sliced", lambda text, *a: seen.append(len(text)) or real(text, *a))
+    body = _large(SAMPLE)
+    assert protocol.loads(body) == orjson.loads(body) and seen == [len(body)]
+    assert protocol.loads(orjson.dumps(SAMPLE)) == SAMPLE and seen == [len(body)]  # small: orjson
 
 
 def test_large_frames_parse_exactly_like_orjson() -> None:
@@ -82,16 +87,18 @@ def test_large_frame_with_invalid_utf8_is_rejected() -> None:
 
 @pytest.mark.parametrize("large", [False, True])
 def test_numbers_read_the_same_whichever_parser_the_frame_takes(large: bool) -> None:
-    """orjson's reading (integers within i64/u64, doubles beyond, null past the double range) also
-    on the stdlib path that a lone surrogate escape forces. Found by the wire property test: a
-    tool input's -9223372036854775809 came back as an integer or as a double depending on the path."""
+    """orjson's reading (integers within i64/u64, doubles beyond) also on the stdlib path that a
+    lone surrogate escape forces, and past the double range an infinity, as `JSON.parse` reads it.
+    Found by the wire property test: a tool input's -9223372036854775809 came back as an integer or
+    as a double depending on the path."""
     numbers = (
         b"[-9223372036854775808, -9223372036854775809, 18446744073709551615, 18446744073709551616, "
         + b"1e400, -1e400, "
         + b"7" * 5000
         + b"]"
     )
-    expected = [-(2**63), -9.223372036854776e18, 2**64 - 1, 1.8446744073709552e19, None, None, None]
+    inf = float("inf")
+    expected = [-(2**63), -9.223372036854776e18, 2**64 - 1, 1.8446744073709552e19, inf, -inf, inf]
     for text in (b"", b'"\\ud800", '):
         body = b'{"n": [' + text + numbers + b"]}"
         value = protocol.loads(_large_raw(body) if large else body)

@@ -4,21 +4,22 @@ test, where such a key got a -32602 naming the enclosing object ("Input should b
 
 from __future__ import annotations
 
+from mimo_sidecar.core.data_model import MESSAGE_INFO, STREAMED_PART
 from mimo_sidecar.wire.config import SidecarConfig, config_warnings, to_rebuild_config
-from mimo_sidecar.wire.session import MessageInfo, StreamedPart
+from mimo_sidecar.wire.host_data import check
 
 
 def test_info_and_part_keep_extra_keys_of_any_name() -> None:
     info = {"id": "m1", "role": "user", "note\ud800": {"\udc00": 1}, "time": {"created\udfff": 1}}
-    assert MessageInfo.model_validate(info).raw is info
+    assert check(MESSAGE_INFO, info) is info
     part = {"id": "p1", "type": "text", "text": "x\ud83d", "\ude00": True}
-    assert StreamedPart.model_validate(part).raw is part
+    assert check(STREAMED_PART, part) is part
 
 
 def test_declared_keys_are_still_checked() -> None:
     for bad in ({"id": "", "role": "user"}, {"id": "m", "role": "robot"}, {"id": "m\ud800", "role": "user"}):
         try:
-            MessageInfo.model_validate(bad)
+            check(MESSAGE_INFO, bad)
         except ValueError:
             continue
         raise AssertionError(f"accepted {bad}")

@@ -15,6 +15,7 @@ from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
+from mimo_sidecar.core.provider_count import Counting
 from mimo_sidecar.core.request_build import build_messages
 from mimo_sidecar.core.request_size import cleared_tokens, request_tokens
 from mimo_sidecar.core.session import Session
@@ -37,6 +38,7 @@ from tests.unit.builders import (
 
 T0 = 1_700_000_000_000
 SID = "ses_guard"
+TEXT_ONLY = Counting()  # these sessions hold text only: every provider counts it as characters / 4
 BIG_READ = "export function lex() {}\n" * 400  # about 2 500 tokens
 
 
@@ -106,11 +108,11 @@ def test_a_rebuild_that_would_not_shrink_the_request_is_refused(memory: MemoryRo
 def test_the_sizes_predict_the_request_after_the_rebuild(memory: MemoryRoot) -> None:
     s = _read_turn(thinking=True)
     sync(s, [assistant("m05", text("done"), created=T0 + 40, tokens=usage(185_000))])
-    now = request_tokens(s.context_view(), s.ordering())
+    now = request_tokens(s.context_view(), s.ordering(), engine.session_counting(s))
     res = _insert(s, memory, RebuildConfig())
     assert res.outcome == "rebuilt" and res.sizes is not None
     assert res.sizes.before == now and res.sizes.after < res.sizes.before
-    assert request_tokens(s.context_view(), s.ordering()) == res.sizes.after
+    assert request_tokens(s.context_view(), s.ordering(), engine.session_counting(s)) == res.sizes.after
 
 
 def test_planned_compaction_counts_as_gain(memory: MemoryRoot) -> None:
@@ -122,7 +124,7 @@ def test_planned_compaction_counts_as_gain(memory: MemoryRoot) -> None:
     boundary = s.get(res.message["info"]["id"])
     stored_after = sum(m.tokens for m in s.view())  # what the stored estimate alone would say
     assert boundary is not None and stored_after >= res.sizes.before  # it would have refused
-    assert request_tokens(s.context_view(), s.ordering()) == res.sizes.after
+    assert request_tokens(s.context_view(), s.ordering(), engine.session_counting(s)) == res.sizes.after
 
 
 def test_a_newer_boundary_keeps_the_view_and_nothing_is_gained(memory: MemoryRoot) -> None:
@@ -153,15 +155,17 @@ def test_request_tokens_counts_marked_results_as_cleared() -> None:
     ]
     s = _open(msgs)
     assert is_marked(part) and is_marked(carrier_part)
-    saved = cleared_tokens(part) + cleared_tokens(carrier_part)
+    saved = cleared_tokens(part, TEXT_ONLY) + cleared_tokens(carrier_part, TEXT_ONLY)
     assert saved > 2 * 2400
-    assert request_tokens(s.view(), s.ordering()) == sum(m.tokens for m in s.view()) - saved
+    counting = engine.session_counting(s)
+    parts = sum(m.request_tokens(counting) for m in s.view())  # every part as stored, marks unapplied
+    assert request_tokens(s.view(), s.ordering(), counting) == parts - saved
 
 
 @pytest.mark.parametrize("output", [function_call_output, custom_tool_call_output])
 def test_a_marked_responses_output_counts_as_cleared(output) -> None:
     marked = {**output("c1", BIG_READ), "time": {"compacted": T0}}
-    assert is_marked(marked) and cleared_tokens(marked) > 2400
+    assert is_marked(marked) and cleared_tokens(marked, TEXT_ONLY) > 2400
 
 
 def test_request_tokens_match_request_build_without_marks() -> None:
@@ -173,4 +177,4 @@ def test_request_tokens_match_request_build_without_marks() -> None:
     ]
     s = _open(msgs)
     built = build_messages(s.view(), collapse_tail=True, ordering=s.ordering(), reminder=None)
-    assert request_tokens(s.view(), s.ordering()) == built.estimated_tokens
+    assert request_tokens(s.view(), s.ordering(), engine.session_counting(s)) == built.estimated_tokens

@@ -253,3 +253,54 @@ async def test_a_writer_settled_while_the_busy_status_goes_out_is_the_waits_answ
     inserted = await asyncio.wait_for(svc.insert(InsertRequest(SID, "auto", "main")), 5)
     assert inserted.outcome == "rebuilt"  # not writer-failed (a wait that found "no writer")
     assert inserted.wait is not None and inserted.wait.result == "success"
+
+
+# -- D21: which watermark the boundary gets after a writer wait ---------------------------------
+async def _insert_during_a_writer(
+    memory_root: Path, outcome: str | None, config: RebuildConfig | None = None
+) -> Inserted:
+    """m02 stored; a writer covering m03 runs; an insert arrives and waits; the writer settles with
+    `outcome` (None: it never does, the short bound ends the wait)."""
+    svc = service(memory_root, StatusLog())
+    if config is not None:
+        svc.configure(config)
+    svc.writer_started(SID, "m03")
+    insert = asyncio.ensure_future(svc.insert(InsertRequest(SID, "auto", "main")))
+    await asyncio.sleep(0.01)
+    if outcome is not None:
+        svc.writer_finished(SID, outcome)  # type: ignore[arg-type]
+    return await asyncio.wait_for(insert, 5)
+
+
+def _covered(inserted: Inserted) -> str:
+    assert inserted.result is not None and inserted.result.message is not None
+    return str(inserted.result.message["parts"][0]["coveredUpTo"])
+
+
+async def test_the_boundary_follows_the_writer_it_waited_for(memory_root: Path) -> None:
+    inserted = await _insert_during_a_writer(memory_root, "success")
+    assert inserted.outcome == "rebuilt" and inserted.wait is not None and inserted.wait.result == "success"
+    assert inserted.result is not None and inserted.result.watermark == "m03" == _covered(inserted)
+    # the boundary's time and microcompaction follow the same W: stamped after m03
+    boundary = inserted.result.message
+    assert boundary is not None and boundary["info"]["time"]["created"] == T0 + 21
+    assert texts.watermark_followed_writer("m02", "m03") in inserted.result.warnings
+
+
+@pytest.mark.parametrize("outcome", ["failure", None])
+async def test_a_writer_that_did_not_succeed_leaves_the_stored_watermark(
+    memory_root: Path, outcome: str | None
+) -> None:
+    config = RebuildConfig(writer_wait_with_watermark_ms=50)
+    inserted = await _insert_during_a_writer(memory_root, outcome, config)
+    assert inserted.wait is not None and inserted.wait.result == ("failure" if outcome else "timeout")
+    assert inserted.result is not None and inserted.result.watermark == "m02" == _covered(inserted)
+    assert not [w for w in inserted.result.warnings if "watermark" in w]
+
+
+async def test_the_reference_setting_keeps_the_watermark_read_before_the_wait(memory_root: Path) -> None:
+    reference = RebuildConfig(follow_writer_watermark=False)
+    inserted = await _insert_during_a_writer(memory_root, "success", reference)
+    assert inserted.outcome == "rebuilt" and inserted.result is not None
+    assert inserted.result.watermark == "m02" == _covered(inserted)  # D4
+    assert texts.watermark_kept_before_wait("m02", "m03") in inserted.result.warnings

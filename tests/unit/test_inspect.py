@@ -29,7 +29,13 @@ from mimo_sidecar.core.words import MAIN_AGENT
 from mimo_sidecar.importers import import_transcript
 from mimo_sidecar.inspection import run as inspection_run
 from mimo_sidecar.inspection.run import DEFAULT_WINDOW
-from tests.real_sessions import FORMAT_OF_FOLDER, absent_reason, main_session_files, real_sessions_root
+from tests.real_sessions import (
+    FORMAT_OF_FOLDER,
+    absent_reason,
+    main_session_files,
+    real_sessions_root,
+    results_stamped_after,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "examples" / "sample" / "session.json"
@@ -92,7 +98,8 @@ def core_run(params: dict[str, Any], model: engine.ModelLimits, memory_root: Pat
         "before": before,
         "inserted": inserted,
         "after": after,
-        "boundary_tokens": boundary.tokens,
+        # The boundary's share of the request after (D15's count; for its text, characters / 4).
+        "boundary_tokens": after.message_tokens[boundary.id],
     }
 
 
@@ -150,6 +157,20 @@ def assert_matches_the_core(data: dict[str, Any], ref: dict[str, Any]) -> None:
         "afterTokens": inserted.sizes.after,
     }
     assert inserted.sizes.after < inserted.sizes.before  # the inflation guard let it through
+    assert data["estimateAccuracy"] == [
+        {
+            "providerId": a.provider_id,
+            "modelId": a.model_id,
+            "ratio": round(a.ratio, 3),
+            "estimatedTokens": a.estimated,
+            "usageTokens": a.counted,
+            "steps": [
+                {"messageId": s.message_id, "estimatedTokens": s.estimated, "usageTokens": s.counted}
+                for s in a.steps
+            ],
+        }
+        for a in computed.accuracy
+    ]
     f = inserted.fidelity
     ask, tasks, error = f.newest_user_ask, f.tasks, f.newest_tool_error
     assert data["fidelity"] == {
@@ -224,7 +245,7 @@ def test_json_keys_come_in_the_documented_order(capsys: pytest.CaptureFixture[st
     data = inspect_json(capsys, str(SAMPLE))
     assert list(data) == [
         "inspect", "source", "model", "trigger", "watermark", "memory", "preview", "rebuild",
-        "request", "fidelity", "warnings",
+        "request", "estimateAccuracy", "fidelity", "modelView", "toolCalls", "warnings",
     ]  # fmt: skip
     documented = (REPO / "docs" / "inspect.md").read_text(encoding="utf-8")
     for key in data:
@@ -300,8 +321,10 @@ def test_json_on_a_real_transcript_is_the_cores_own_numbers(
     assert data["source"]["format"] == FORMAT_OF_FOLDER[path.parent.name]
     model = engine.model_from_history(_main_view_of(params)) or engine.ModelLimits(DEFAULT_WINDOW)
     assert data["model"]["contextWindow"] == model.context_window
-    assert_matches_the_core(data, core_run(params, model, root))
-    assert data["rebuild"]["compactedParts"] > 0  # the importer's tool-name map, used
+    core = core_run(params, model, root)
+    assert_matches_the_core(data, core)
+    # the importer's tool-name map, used
+    assert (data["rebuild"]["compactedParts"] > 0) == results_stamped_after(params, core["watermark"])
 
 
 def test_a_params_files_tool_name_map_is_used(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

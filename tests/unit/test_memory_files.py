@@ -124,15 +124,15 @@ def test_ordinary_ids_are_accepted(good: str) -> None:
 # ============================================================================================
 # confinement
 # ============================================================================================
-def test_resolve_inside_and_outside(root: MemoryRoot, outside: Path) -> None:
-    real_root = os.path.realpath(root.root)
-    assert root.resolve(root.root) == real_root
-    assert root.resolve(root.notes_path("s1")) == j(real_root, "sessions", "s1", "notes.md")
-    assert root.resolve(j(root.root, "sessions", "..", "..", "outside", "secret.md")) is None
-    assert root.resolve(j(root.root, "sessions", "x", "..", "s1")) == j(real_root, "sessions", "s1")
-    assert root.resolve(str(outside / "secret.md")) is None
-    assert root.resolve(root.root + "-sibling") is None  # a common string prefix is not containment
-    assert root.resolve(root.root + "/a\0b") is None
+def test_paths_inside_and_outside(root: MemoryRoot, outside: Path) -> None:
+    """`parts`: where a path is written under the root (then walked from the root's handle)."""
+    assert root.parts(root.root) == []
+    assert root.parts(root.notes_path("s1")) == ["sessions", "s1", "notes.md"]
+    assert root.parts(j(root.root, "sessions", "..", "..", "outside", "secret.md")) is None
+    assert root.parts(j(root.root, "sessions", "x", "..", "s1")) == ["sessions", "s1"]
+    assert root.parts(str(outside / "secret.md")) is None
+    assert root.parts(root.root + "-sibling") is None  # a common string prefix is not containment
+    assert root.read_text(root.root + "/a\0b").problem == "unreadable"
 
 
 def test_dotdot_path_is_never_opened(root: MemoryRoot, outside: Path, opened: list[str]) -> None:
@@ -164,7 +164,7 @@ def test_symlinked_session_directory_pointing_outside(
     assert root.read_text(root.notes_path("s1")).text is None
     assert not root.session_dir_nonempty("s1")
     assert root.memory_keys("s1", None) == []
-    assert opened == []
+    assert not any(os.path.basename(p) in ("checkpoint.md", "notes.md") for p in opened)  # no file opened
 
 
 def test_symlinked_subdirectory_is_not_descended(root: MemoryRoot, outside: Path) -> None:
@@ -257,7 +257,13 @@ def test_file_replaced_between_check_and_open_is_not_read(
     path = write(root.notes_path("s1"), "original")
     other = write(j(root.root, "other.md"), "swapped in")
     real_os_open = os.open
-    monkeypatch.setattr(os, "open", lambda p, *a, **k: real_os_open(other, *a, **k))
+
+    def swapped(name, flags, mode=0o777, *, dir_fd=None):  # type: ignore[no-untyped-def]
+        if name == "notes.md":  # the file itself, once checked, is another one when opened
+            return real_os_open(other, flags, mode)
+        return real_os_open(name, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", swapped)
     assert root.read_text(path) == ReadOutcome(None, "unreadable")
 
 

@@ -5,9 +5,10 @@ it, open it with the prefix its host declares (`host_loop.host_prefix`), then bu
 and the writer's request (its history, and closed by its instructions as `checkpoint/prepare`
 sends it) in each of the five formats (Anthropic with thinking unset, on and off,
 and with cache breakpoints) and require zero provider-rule violations and the official SDK types'
-acceptance. Then a rebuild (a writer's watermark stored, a checkpoint written in a temporary memory
-root, `insert`), the same checks; the host's next steps appended and a second rebuild, the same
-checks again. Over stdio: tests/e2e/test_real_session_formats.py.
+acceptance, and every reasoning part the main and the writer's request draw from sent or its drop
+reported (`tests/unit/reasoning_count.py`). Then a rebuild (a writer's watermark stored, a checkpoint
+written in a temporary memory root, `insert`), the same checks; the host's next steps appended and a
+second rebuild, the same checks again. Over stdio: tests/e2e/test_real_session_formats.py.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from mimo_sidecar.core.formats import Target
 from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.session import Session, batch_from_messages
-from mimo_sidecar.importers import import_transcript, newest_user_ask
-from tests.real_sessions import real_session_files
+from mimo_sidecar.importers import newest_user_ask
+from tests.real_sessions import imported, real_session_files
 from tests.unit.builders import checkpoint_memory
 from tests.unit.host_loop import HostSteps, assert_built_valid, host_prefix
 from tests.unit.importers.transcripts import open_in_core
+from tests.unit.reasoning_count import unaccounted
 
 NOW = 1_800_000_000_000
 CHECKPOINT = (
@@ -60,10 +62,13 @@ def check_every_format(session: Session, memory: MemoryRoot, phase: str) -> int:
         )
         assert main.request.messages, (phase, fmt)
         assert_built_valid(fmt, main, thinking=thinking, where=f"{phase} main")
+        view = session.context_view()
+        assert unaccounted(fmt, view, main.request) == 0, (phase, fmt, "reasoning lost silently")
         writer = engine.build_for_writer(session, None, fmt=fmt, target=target, cache_ttl=cache)
         assert writer.request.messages, (phase, fmt)
         # The writer's history: checkpoint/prepare closes it with the instructions.
         assert_built_valid(fmt, writer, thinking=thinking, open_end=True, where=f"{phase} writer")
+        assert unaccounted(fmt, engine.writer_view(session), writer.request) == 0, (phase, fmt, "writer")
         closed = engine.build_for_writer(
             session, None, fmt=fmt, target=target, cache_ttl=cache, instructions=WRITER_INSTRUCTIONS
         )
@@ -92,7 +97,7 @@ def rebuild(session: Session, memory: MemoryRoot, now_ms: int) -> Any:
 def phases(path: Path, tmp_path: Path) -> Iterator[tuple[str, Session, MemoryRoot]]:
     """The imported session opened with its host's prefix, then after each step of the cycle:
     before, after one rebuild, with the host's next steps, after a second rebuild."""
-    params = import_transcript(path).params
+    params = imported(path).params
     params["requestPrefix"] = host_prefix(params)
     session = open_in_core(params)
     memory = checkpoint_memory(tmp_path, session.session_id, CHECKPOINT)

@@ -557,7 +557,9 @@ def test_interrupted_banner_layout(mem: MemoryRoot) -> None:
         (LastMessageInfo("user"), None),
         (LastMessageInfo("assistant", "tool-calls"), texts.AUTONOMOUS_LOOP_REMINDER),
         (LastMessageInfo("assistant", "stop"), texts.STOP_REMINDER),
-        (LastMessageInfo("tool"), texts.TOOL_REMINDER),
+        (LastMessageInfo("tool"), texts.TOOL_REMINDER_DIGESTED),
+        (LastMessageInfo("tool", step_live=True), texts.TOOL_REMINDER),  # D19: the results are below
+        (LastMessageInfo("assistant", "tool-calls", step_live=True), texts.AUTONOMOUS_LOOP_REMINDER),
     ],
 )
 def test_reminder_variants(mem: MemoryRoot, info, reminder) -> None:

@@ -6,6 +6,13 @@ own request-parameter type: `anthropic.types.MessageCreateParams`, `openai`'s Ch
 Gemini `google.genai.types.Content` (each content) plus `GenerateContentConfig` (system instruction
 and tools). The SDKs type lists as lazily validated iterables, so the result is walked to force
 their validation.
+
+One place where the SDK's type is stricter than the API: the OpenAI SDK's
+`ResponseReasoningItemParam` declares `id` required, while the API takes a reasoning item without
+one in a `store: false` request, which is how Codex, OpenAI's own client, sends every reasoning item
+(`codex-rs/protocol/src/models.rs`: `#[serde(default, skip_serializing)] id`; behavior.md#d16).
+`validate` lets exactly that through: a `reasoning` item without `id` is validated with a stand-in
+ID, everything else in it as the SDK types it; no other item is touched.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ PREFIX = {
 ANTHROPIC = TypeAdapter(MessageCreateParamsNonStreaming)
 CHAT = TypeAdapter(CompletionCreateParamsNonStreaming)
 RESPONSES = TypeAdapter(ResponseCreateParamsNonStreaming)
+SDK_ONLY_REASONING_ID = "rs_sdk_type_requires_an_id"
 
 
 def force(value: Any) -> Any:
@@ -77,13 +85,20 @@ def validate(fmt: str, messages: list[Json], prefix: Json | None, overrides: Jso
         body = {"model": "gpt-5.3", "messages": [*prefix.get("messages", []), *messages]}
         force(CHAT.validate_python({**body, **({"tools": prefix["tools"]} if "tools" in prefix else {})}))
     elif fmt == "openai-responses":
-        force(
-            RESPONSES.validate_python({"model": "gpt-5.3-codex", **prefix, "input": messages, "store": False})
-        )
+        items = [with_sdk_reasoning_id(item) for item in messages]
+        force(RESPONSES.validate_python({"model": "gpt-5.3-codex", **prefix, "input": items, "store": False}))
     elif fmt == "gemini":
         for content in messages:
             genai.Content.model_validate(content)
         genai.GenerateContentConfig.model_validate({k: v for k, v in prefix.items()})
+
+
+def with_sdk_reasoning_id(item: Json) -> Json:
+    """A Responses reasoning item sent without `id` gets a stand-in one, which only the SDK's type
+    requires (see the module docstring); any other item is returned as it is."""
+    if item.get("type") == "reasoning" and "id" not in item:
+        return {**item, "id": SDK_ONLY_REASONING_ID}
+    return item
 
 
 def prefixed_session(messages: list[Message]) -> Session:
@@ -137,3 +152,19 @@ def test_generated_sessions_validate_before_and_after_a_rebuild(shape: str) -> N
 def test_the_validation_can_fail(fmt: str, bad: list[Json]) -> None:
     with pytest.raises(ValidationError):
         validate(fmt, bad, None, {})
+
+
+def test_the_sdk_type_alone_requires_a_reasoning_item_id() -> None:
+    """The stand-in ID is what makes an ID-less reasoning item pass, and only for reasoning: the
+    same item is refused by the bare SDK type, and a malformed one still fails."""
+    item: Json = {"type": "reasoning", "summary": [], "encrypted_content": "ENC"}
+    body: Json = {"model": "gpt-5.3-codex", "input": [item], "store": False}
+    with pytest.raises(ValidationError):
+        force(RESPONSES.validate_python(body))
+    validate("openai-responses", [item], None, {})
+    with pytest.raises(ValidationError):
+        validate("openai-responses", [{**item, "summary": "not a list"}], None, {})
+    call: Json = {"type": "function_call", "name": "f", "arguments": "{}"}  # no call_id
+    assert with_sdk_reasoning_id(call) is call
+    with pytest.raises(ValidationError):
+        validate("openai-responses", [call], None, {})

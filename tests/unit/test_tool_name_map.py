@@ -23,7 +23,8 @@ CLAUDE_CODE = {"Read": "read", "Bash": "bash"}
 
 def history() -> list[dict]:
     """Claude Code's names, inline and split: Read and Bash results worth clearing, then a tool
-    no map names (twice) and one of MiMo's kept tools."""
+    no map names (twice) and one of MiMo's kept tools. The loop has come to rest (a last answer),
+    so every step is digested (a newest step that called tools would stay live, D19)."""
     msgs = [
         user("m01", text("stream the lexer"), created=T0),
         assistant("m02", text("looking"), created=T0 + 10),
@@ -42,6 +43,7 @@ def history() -> list[dict]:
             created=T0 + 30,
         ),
         user("m05", tool_result("u1", BIG), tool_result("u2", "deployed"), created=T0 + 40),
+        assistant("m06", text("read, ran and deployed"), created=T0 + 50),
     ]
     return [m.to_json() for m in msgs]
 

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.ids import IdMinter
@@ -206,6 +209,32 @@ def test_glob_match():
     assert glob_match("local\\*", "local/llama")
     assert glob_match("a.b/*", "a.b/x") and not glob_match("a.b/*", "aXb/x")
     assert glob_match("x/[1]", "x/[1]")
+
+
+def _regex_glob(pattern: str, key: str) -> bool:
+    """The translation the matcher replaced (`*` → `.*`): the reference for what a glob matches."""
+    pieces = [".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern.replace("\\", "/")]
+    return re.fullmatch("".join(pieces), key.replace("\\", "/"), re.DOTALL) is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("ab*?/\\", max_size=8), st.text("ab/\\", max_size=8))
+def test_glob_matches_what_the_regex_translation_matched(pattern: str, key: str) -> None:
+    assert glob_match(pattern, key) == _regex_glob(pattern, key)
+
+
+def test_globs_that_made_the_regex_backtrack_are_matched_at_once() -> None:
+    """`"********/gpt*"` cost seconds per trigger and 5,000 `*` stopped every answer for
+    over a minute (the regex backtracked exponentially); the two-pointer match is at most
+    pattern × key steps (a hang here fails by the suite's timeout)."""
+    key = "openai/" + "g" * 200 + "x"
+    assert not glob_match("********/gpt*", key)
+    assert not glob_match("*" * 5000 + "/gpt*y", key)
+    assert glob_match("*" * 5000, key) and glob_match("*g*g*g*g*g*g*g*g*x", key)
+    assert not glob_match("*g" * 2000 + "y", "g" * 3000)
+    config = RebuildConfig(max_context={"*" * 5000 + "/gpt*": 1000, "o*": "1" * 60})
+    line = usable_tokens(200_000, 0, 32_000, config, key, BudgetWarnings())
+    assert line.budget is None and "more than" in line.warnings[0]  # too large a budget: ignored, said
 
 
 def test_map_precedence_longest_pattern_wins_then_string_order():

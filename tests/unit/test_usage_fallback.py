@@ -81,7 +81,8 @@ def test_without_any_usage_the_estimate_triggers() -> None:
     s = _open(_codex_like(40, 500), request_prefix={"system": ["You are a coding agent."], "tools": []})
     t = engine.decide_trigger(s, RebuildConfig(), SMALL_MODEL, None, "main")
     view = s.context_view("main")
-    expected = prefix_tokens(s.request_prefix) + request_tokens(view, s.ordering())
+    counting = engine.session_counting(s)
+    expected = prefix_tokens(s.request_prefix) + request_tokens(view, s.ordering(), counting)
     assert expected == prefix_tokens(s.request_prefix) + sum(m.tokens for m in view)  # nothing collapsed yet
     assert t.usage_source == "estimate" and t.count == expected > 18_000
     assert t.overflow and t.should_rebuild

@@ -78,6 +78,9 @@ def test_every_key_converts() -> None:
     )
 
 
+MC = "config.compaction.max_context"
+
+
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
@@ -131,9 +134,16 @@ def test_every_key_converts() -> None:
             {"compaction": {"trigger_ratio": True}},
             "config.compaction.trigger_ratio: must be a number in (0, 1]",
         ),
-        ({"compaction": {"max_context": [1]}}, "config.compaction.max_context: must be a number, a string"),
-        ({"compaction": {"max_context": True}}, "config.compaction.max_context: must be a number, a string"),
-        ({"compaction": {"max_context": {"a/*": [1]}}}, "config.compaction.max_context: must be a number"),
+        ({"compaction": {"max_context": [1]}}, f"{MC}: must be a number or a string"),
+        ({"compaction": {"max_context": True}}, f"{MC}: must be a number or a string"),
+        ({"compaction": {"max_context": {"a/*": [1]}}}, f"{MC}.a/*: must be a number"),
+        # numbers are bounded (`"1" × 5000` answered -32603 at the first trigger)
+        ({"compaction": {"max_context": 2**53}}, f"{MC}: a number must be finite, from 0"),
+        ({"compaction": {"max_context": float("inf")}}, f"{MC}: a number must be finite"),
+        ({"compaction": {"max_context": -1}}, f"{MC}: a number must be finite"),
+        ({"compaction": {"max_context": {"x/*": "1" * 5000}}}, f"{MC}.x/*: a string must be at most 64"),
+        ({"checkpoint": {"push_caps": {"memory": 2**53}}}, "config.checkpoint.push_caps.memory: Input"),
+        ({"checkpoint": {"task_archive_days": 1e300}}, "config.checkpoint.task_archive_days: Input"),
         ({"memory": {"disable_write": None}}, "config.memory.disable_write: Input should be a valid boolean"),
         ({"checkpoint": []}, "config.checkpoint: Input should be a valid dictionary"),
     ],

@@ -33,6 +33,10 @@ export interface ClientRequests {
   'checkpoint/prepare': { params: P.PrepareParams; result: P.PrepareResult };
   /** Writes the writer's reply as checkpoint.md (atomically, inside the memory root) and settles the writer as a success. */
   'checkpoint/commit': { params: P.CommitParams; result: P.CommitResult };
+  /** The sidecar's model tools (history, memory, task) in a format's own tool shape, names prefixed. */
+  'tools/list': { params: P.ToolsListParams; result: P.ToolsListResult };
+  /** Runs one model tool call against the session; answers MCP's CallToolResult (a bad argument is `isError: true`, not an RPC error). */
+  'tools/call': { params: P.ToolsCallParams; result: P.ToolsCallResult };
 }
 
 /** Notifications the client sends: the params of each. */
@@ -80,6 +84,8 @@ export const CLIENT_METHODS = [
   'request/build',
   'checkpoint/prepare',
   'checkpoint/commit',
+  'tools/list',
+  'tools/call',
 ] as const;
 
 /** Every method the sidecar sends, in protocol.md order. */

@@ -2,6 +2,63 @@
 // Do not edit: change the Python wire models (mimo_sidecar/wire/) and run `make docs`.
 
 /**
+ * A block of a split tool result: text, image or document (Anthropic), input_text, input_image or input_file (Responses); other types are the host's.
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ContentBlock".
+ */
+export type ContentBlock = ContentBlock1;
+/**
+ * A message's `info` (behavior.md#messages). The declared keys are checked, every other key is kept and counted.
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "MessageInfo".
+ */
+export type MessageInfo = MessageInfo1;
+/**
+ * A part (behavior.md#parts). `type` is required; `id` is needed only to upsert or remove it later. The declared keys of the types listed are checked; any other type is the host's.
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "Part".
+ */
+export type Part = Part1;
+/**
+ * A part sent on its own (`upsertParts`): it must carry an `id` so that later updates replace it.
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "StreamedPart".
+ */
+export type StreamedPart = Part & {
+  [k: string]: unknown | undefined;
+};
+/**
+ * An inline tool call's state (behavior.md#tool-states).
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ToolState".
+ */
+export type ToolState = ToolState1;
+
+/**
+ * An actor registry entry (behavior.md#session-state).
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "Actor".
+ */
+export interface Actor {
+  actorID: string;
+  sessionID?: string | null;
+  /**
+   * `pending`, `running`, or another.
+   */
+  status: string;
+  background?: boolean | null;
+  description?: string | null;
+  agent?: string | null;
+  lastTurnTime?: number | null;
+  [k: string]: unknown | undefined;
+}
+/**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
  * via the `definition` "BuildParams".
  */
@@ -50,6 +107,10 @@ export interface BuildParams {
    * Put up to 4 Anthropic `cache_control` breakpoints (`format: anthropic`).
    */
   cache?: CacheOptions | null;
+  /**
+   * Add the sidecar's model tools to `prefix.tools` and `prefix.request`, after the host's; the prefix hash covers them. Send the same to `checkpoint/prepare` so that its prefix, and the provider's prompt cache, stay the main loop's.
+   */
+  sidecarTools?: SidecarToolsOption | null;
 }
 /**
  * The model the request goes to and what it accepts (protocol.md "Formats").
@@ -92,6 +153,18 @@ export interface CacheOptions {
   ttl?: '5m' | '1h';
 }
 /**
+ * Add the sidecar's model tools (`tools/list`) to the request's tools (behavior.md#d18).
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "SidecarToolsOption".
+ */
+export interface SidecarToolsOption {
+  /**
+   * Their names' prefix; default: the one `toolPointers.sidecarTools` declares, else none.
+   */
+  prefix?: string | null;
+}
+/**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
  * via the `definition` "BuildResult".
  */
@@ -132,7 +205,7 @@ export interface BuildResult {
     [k: string]: unknown | undefined;
   };
   /**
-   * Estimated tokens of the stored messages the view keeps.
+   * Estimated tokens of the stored messages the request is built from, as the provider of its format and target counts them (images by pixels, replay tokens not as text, D15); compacted results as their placeholder; the prefix is not counted.
    */
   estimatedTokens: number;
   collapsedMessageIds?: string[];
@@ -204,6 +277,14 @@ export interface CheckpointConfig {
    * Refuse (outcome no-gain) a rebuild whose boundary plus the remaining view would not be smaller than the request it replaces. false: rebuild anyway.
    */
   inflation_guard?: boolean;
+  /**
+   * D19: an automatic rebuild (auto, overflow) whose list ends in a step that called tools leaves that step, its calls and their results, live after the boundary. false: the step is digested with the rest of the tail, as MiMo does.
+   */
+  keep_newest_step?: boolean;
+  /**
+   * D21: an insert that waited for a checkpoint writer that succeeded places the boundary at the watermark that writer stored. false: at the watermark read before the wait, as MiMo does (D4).
+   */
+  follow_writer_watermark?: boolean;
   [k: string]: unknown | undefined;
 }
 /**
@@ -284,6 +365,15 @@ export interface WriterWaitConfig {
    * Milliseconds, when no watermark is stored.
    */
   without_watermark?: number;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "CheckpointPart".
+ */
+export interface CheckpointPart {
+  coveredUpTo: string;
+  digestUpTo?: string | null;
   [k: string]: unknown | undefined;
 }
 /**
@@ -430,6 +520,14 @@ export interface CompactionConfig {
 }
 /**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "CompactionPart".
+ */
+export interface CompactionPart {
+  encrypted_content?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
  * via the `definition` "ComputeParams".
  */
 export interface ComputeParams {
@@ -522,6 +620,10 @@ export interface ComputeResult {
   storedWatermark?: string | null;
   writerInFlight: boolean;
   preview?: PreviewInfo | null;
+  /**
+   * With `preview: true`, per model (the newest step's first): how far the estimate of the request was from the usage its newest steps recorded (at most 5 per model, behavior.md#d15). Empty without preview or without usage.
+   */
+  estimateAccuracy?: EstimateAccuracy[];
 }
 /**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
@@ -789,8 +891,9 @@ export interface ToolErrorFidelity {
 }
 /**
  * The request a rebuild replaces and the one it leaves, in estimated tokens: the stored messages
- * the collapse keeps (as `request/build`'s `estimatedTokens`), compacted results counted as the
- * cleared placeholder, the frozen prefix (the same on both sides) not counted.
+ * the collapse keeps (as `request/build`'s `estimatedTokens`, counted as the provider of the model
+ * in use counts them, D15), compacted results counted as the cleared placeholder, the frozen prefix
+ * (the same on both sides) not counted.
  *
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
  * via the `definition` "RequestSizes".
@@ -804,6 +907,45 @@ export interface RequestSizes {
    * The boundary plus the view after it, collapsed, with this rebuild's compaction marks.
    */
   afterTokens: number;
+}
+/**
+ * How far the request-size estimate was from the provider's count, for one model
+ * (behavior.md#d15).
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "EstimateAccuracy".
+ */
+export interface EstimateAccuracy {
+  providerId?: string | null;
+  modelId?: string | null;
+  /**
+   * Σ estimatedTokens / Σ usageTokens over `steps` (3 decimals): 1 is exact, below 1 the estimate was short.
+   */
+  ratio: number;
+  estimatedTokens: number;
+  usageTokens: number;
+  /**
+   * The model's newest steps with usage in the view, oldest first.
+   */
+  steps: StepEstimate[];
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "StepEstimate".
+ */
+export interface StepEstimate {
+  /**
+   * The assistant message holding the step's usage record.
+   */
+  messageId: string;
+  /**
+   * The estimate of the request that produced the step.
+   */
+  estimatedTokens: number;
+  /**
+   * Its prompt count in the usage record: input + cache read + write.
+   */
+  usageTokens: number;
 }
 /**
  * `sidecar/configure`: replaces the whole config (absent keys return to their defaults).
@@ -847,6 +989,114 @@ export interface ConfigureResult {
    */
   warnings?: string[];
 }
+export interface ContentBlock1 {
+  type: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "CustomToolCallItem".
+ */
+export interface CustomToolCallItem {
+  /**
+   * The call ID.
+   */
+  call_id: string;
+  name: string;
+  input?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "DocumentBlock".
+ */
+export interface DocumentBlock {
+  source: MediaSource;
+  title?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * An Anthropic image or document source: base64 `data`, a `url`, a `file_id` or text.
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "MediaSource".
+ */
+export interface MediaSource {
+  type: string;
+  media_type?: string | null;
+  data?: string | null;
+  url?: string | null;
+  file_id?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "FilePart".
+ */
+export interface FilePart {
+  mime: string;
+  /**
+   * data:, https: or file: URL.
+   */
+  url: string;
+  filename?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "FunctionCallItem".
+ */
+export interface FunctionCallItem {
+  /**
+   * The call ID.
+   */
+  call_id: string;
+  name: string;
+  arguments?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "FunctionCallOutputItem".
+ */
+export interface FunctionCallOutputItem {
+  /**
+   * The call ID.
+   */
+  call_id: string;
+  output?: (string | ContentBlock[]) | null;
+  is_error?: boolean | null;
+  interrupted?: boolean | null;
+  time?: {
+    compacted?: number | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "FunctionPart".
+ */
+export interface FunctionPart {
+  /**
+   * The call ID.
+   */
+  id: string;
+  function: {
+    name: string;
+    arguments?: string | null;
+    [k: string]: unknown | undefined;
+  };
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ImageBlock".
+ */
+export interface ImageBlock {
+  source: MediaSource;
+  [k: string]: unknown | undefined;
+}
 /**
  * `initialize.params.initializationOptions`.
  *
@@ -869,7 +1119,7 @@ export interface InitializationOptions {
  */
 export interface InitializeParams {
   /**
-   * A process to watch: the sidecar exits when it is gone. null or absent: none.
+   * A process to watch: the sidecar exits when it is gone. null, 0 or absent: none. Outside the platform's process ids (negative, or over 2147483647 on Linux and macOS) it is refused.
    */
   processId?: number | null;
   /**
@@ -903,6 +1153,27 @@ export interface InitializeResult {
 }
 /**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "InputFileItem".
+ */
+export interface InputFileItem {
+  file_data?: string | null;
+  file_url?: string | null;
+  file_id?: string | null;
+  filename?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "InputImageItem".
+ */
+export interface InputImageItem {
+  image_url?: string | null;
+  file_id?: string | null;
+  detail?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
  * via the `definition` "InsertParams".
  */
 export interface InsertParams {
@@ -919,7 +1190,7 @@ export interface InsertParams {
    */
   reason: 'auto' | 'overflow' | 'manual';
   /**
-   * D: newest message of the caller's list; default: the last message of the list.
+   * D: the newest message the boundary digests. Default: the list's last message, or, when the list ends in a step that called tools, on an automatic rebuild, the message before that step (D19). Never inside a newest step still waiting for results: moved before it, with a warning (D20).
    */
   digestUpTo?: string | null;
   /**
@@ -984,9 +1255,12 @@ export interface InsertResult {
   sections?: SectionInfo[];
   report?: RenderReport | null;
   /**
-   * W used by this insertion (read before any wait, D4).
+   * W used by this insertion: after a writer wait that succeeded, the watermark that writer stored (D21), else the one stored before the wait (and with `checkpoint.follow_writer_watermark: false` always, D4).
    */
   watermark?: string | null;
+  /**
+   * D used by this insertion; absent when nothing before the live newest step is left to digest. What the view holds after it stays live (D19, D20).
+   */
   digestUpTo?: string | null;
   /**
    * The writer wait, when a writer was in flight.
@@ -1033,6 +1307,20 @@ export interface Notice {
   text: string;
 }
 /**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "LocalShellCallItem".
+ */
+export interface LocalShellCallItem {
+  /**
+   * The call ID.
+   */
+  call_id: string;
+  action?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  [k: string]: unknown | undefined;
+}
+/**
  * `window/logMessage` (server to client): 1 error, 2 warning, 3 info, 4 log.
  *
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
@@ -1053,36 +1341,13 @@ export interface Message {
   /**
    * The message's parts in creation order. In `session/sync`, absent means 'keep the stored parts' (an info-only update); in `session/open`, absent means no parts.
    */
-  parts?:
-    | {
-        /**
-         * Part type: text, reasoning, tool, file, checkpoint, tool_use, ...
-         */
-        type: string;
-        /**
-         * Part ID, unique within its message.
-         */
-        id?: string | null;
-        /**
-         * Owning message ID.
-         */
-        messageID?: string | null;
-        [k: string]: unknown | undefined;
-      }[]
-    | null;
+  parts?: Part[] | null;
   /**
    * Optional host creation sequence number (behavior.md#creation-order, sequence mode). Absent: the sidecar's arrival counter.
    */
   seq?: number | null;
 }
-/**
- * A message's `info` object (behavior.md#messages). Only `id`, `role`, `agentID` and `time` (an object,
- * its `created` an integer of milliseconds) are checked; every other key is kept and counted.
- *
- * This interface was referenced by `SidecarProtocol`'s JSON-Schema
- * via the `definition` "MessageInfo".
- */
-export interface MessageInfo {
+export interface MessageInfo1 {
   /**
    * Message ID (behavior.md#ordering, behavior.md#ids).
    */
@@ -1095,9 +1360,6 @@ export interface MessageInfo {
    * Agent slice; absent means `main`.
    */
   agentID?: string | null;
-  /**
-   * When the message was created (and completed).
-   */
   time?: {
     /**
      * Creation time: milliseconds since the epoch, a non-negative integer (an integral number such as `1767225600000.0` counts) up to 2^53 − 1 (behavior.md#messages).
@@ -1105,6 +1367,76 @@ export interface MessageInfo {
     created?: number | null;
     [k: string]: unknown | undefined;
   } | null;
+  /**
+   * The stop reason (behavior.md#finish-values).
+   */
+  finish?: string | null;
+  tokens?: TokenRecord | null;
+  providerID?: string | null;
+  modelID?: string | null;
+  /**
+   * Shared by the entries of one provider response.
+   */
+  providerMessageID?: string | null;
+  model?: {
+    providerID?: string | null;
+    modelID?: string | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  agent?: string | null;
+  limit?: {
+    context?: number | null;
+    input?: number | null;
+    output?: number | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * OpenAI Chat: the call a `tool`-role message answers.
+   */
+  tool_call_id?: string | null;
+  is_error?: boolean | null;
+  interrupted?: boolean | null;
+  /**
+   * `developer` or `system`: a provider's instruction message.
+   */
+  providerRole?: string | null;
+  error?: {
+    name?: string | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * An assistant step's provider usage (behavior.md#messages), in tokens.
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "TokenRecord".
+ */
+export interface TokenRecord {
+  total?: number | null;
+  input?: number | null;
+  output?: number | null;
+  reasoning?: number | null;
+  cache?: {
+    read?: number | null;
+    write?: number | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  [k: string]: unknown | undefined;
+}
+export interface Part1 {
+  /**
+   * Part type: text, reasoning, tool, file, checkpoint, tool_use, ...
+   */
+  type: string;
+  /**
+   * Part ID, unique within its message.
+   */
+  id?: string | null;
+  /**
+   * Owning message ID.
+   */
+  messageID?: string | null;
   [k: string]: unknown | undefined;
 }
 /**
@@ -1127,15 +1459,11 @@ export interface OpenParams {
   /**
    * Task ledger entries (behavior.md#session-state), kept verbatim.
    */
-  tasks?: {
-    [k: string]: unknown | undefined;
-  }[];
+  tasks?: Task[];
   /**
    * Actor registry entries (behavior.md#session-state), verbatim.
    */
-  actors?: {
-    [k: string]: unknown | undefined;
-  }[];
+  actors?: Actor[];
   /**
    * The stored watermark from an earlier run, if any.
    */
@@ -1143,9 +1471,7 @@ export interface OpenParams {
   /**
    * The host's frozen request prefix (system prompt parts, tool definitions; behavior.md#request-prefix), kept verbatim.
    */
-  requestPrefix?: {
-    [k: string]: unknown | undefined;
-  } | null;
+  requestPrefix?: RequestPrefix | null;
   /**
    * Created from another session (behavior.md#inherited-context): its main view, up to the context watermark, comes before this session's own until this session has a boundary of its own.
    */
@@ -1161,9 +1487,144 @@ export interface OpenParams {
     [k: string]: string | undefined;
   };
   /**
+   * The model's tools that the rebuilt text may name (behavior.md#d18). Absent: the reference's wording, which names MiMo's tools (`memory`, `task`, `read`, Grep, the history tool).
+   */
+  toolPointers?: ToolPointers | null;
+  /**
    * Create the session's checkpoint.md from the template when it is missing (never replaces one). A file that cannot be written fails the open (1009) and nothing is kept.
    */
   createCheckpoint?: boolean;
+}
+/**
+ * A task ledger entry (behavior.md#session-state).
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "Task".
+ */
+export interface Task {
+  /**
+   * `T1`, `T2`, …; children `T1.1`, …
+   */
+  id: string;
+  parent_task_id?: string | null;
+  /**
+   * `open`, `in_progress`, `blocked`, `done`, `abandoned`, or another.
+   */
+  status: string;
+  summary?: string | null;
+  /**
+   * Milliseconds since the epoch; the ledger's order.
+   */
+  created_at?: number | null;
+  ended_at?: number | null;
+  cleanup_after?: number | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * The host's frozen request prefix (behavior.md#request-prefix), kept verbatim.
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "RequestPrefix".
+ */
+export interface RequestPrefix {
+  /**
+   * System prompt parts: strings or `{text}` blocks.
+   */
+  system?:
+    | (
+        | string
+        | {
+            text?: string | null;
+            [k: string]: unknown | undefined;
+          }
+      )[]
+    | null;
+  /**
+   * Tool definitions.
+   */
+  tools?: PrefixTool[] | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * A tool definition in one of the shapes core/formats/prefix.py reads: Anthropic, AI SDK / MCP, OpenAI Chat or Responses, Gemini `functionDeclarations`.
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "PrefixTool".
+ */
+export interface PrefixTool {
+  name?: string | null;
+  description?: string | null;
+  strict?: boolean | null;
+  type?: string | null;
+  /**
+   * A JSON Schema.
+   */
+  input_schema?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * A JSON Schema.
+   */
+  inputSchema?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * A JSON Schema.
+   */
+  parameters?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  /**
+   * A JSON Schema.
+   */
+  format?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  function?: {
+    name?: string | null;
+    description?: string | null;
+    strict?: boolean | null;
+    /**
+     * A JSON Schema.
+     */
+    parameters?: {
+      [k: string]: unknown | undefined;
+    } | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  custom?: {
+    name?: string | null;
+    description?: string | null;
+    strict?: boolean | null;
+    /**
+     * A JSON Schema.
+     */
+    format?: {
+      [k: string]: unknown | undefined;
+    } | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  functionDeclarations?:
+    | {
+        name?: string | null;
+        description?: string | null;
+        strict?: boolean | null;
+        /**
+         * A JSON Schema.
+         */
+        parameters?: {
+          [k: string]: unknown | undefined;
+        } | null;
+        /**
+         * A JSON Schema.
+         */
+        parametersJsonSchema?: {
+          [k: string]: unknown | undefined;
+        } | null;
+        [k: string]: unknown | undefined;
+      }[]
+    | null;
+  [k: string]: unknown | undefined;
 }
 /**
  * The session this one was created from, and how much of it it inherits (behavior.md#inherited-context).
@@ -1181,6 +1642,55 @@ export interface ParentContext {
    * Inherit the parent's view up to and including this message; absent or not found there: the whole view.
    */
   watermark?: string | null;
+}
+/**
+ * Which of the model's tools serve the pointers of the rebuilt text (behavior.md#d18). Each
+ * pointer names the host's own tool when one is given here, else the sidecar's tool of that kind
+ * when `sidecarTools` says the model has them, else it is left out. Absent: the reference's
+ * wording, which names MiMo's tools.
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ToolPointers".
+ */
+export interface ToolPointers {
+  /**
+   * The host's tool that reads a file by its absolute path (named in prose).
+   */
+  read?: string | null;
+  /**
+   * The host's tool that searches files (named in prose).
+   */
+  grep?: string | null;
+  /**
+   * A tool of MiMo's `memory` kind, called as `memory(operation="search", query=…)`.
+   */
+  memory?: string | null;
+  /**
+   * A tool of MiMo's `task` kind, called as `task(operation="list")`.
+   */
+  task?: string | null;
+  /**
+   * A tool of MiMo's history kind, called as `history(operation="around", messageID=…)`.
+   */
+  history?: string | null;
+  /**
+   * A tool of MiMo's `actor` kind, called as `actor(operation="status", id=…)`.
+   */
+  actor?: string | null;
+  /**
+   * The model has the sidecar's model tools (`tools/list`), named with this prefix: in `requestPrefix.tools`, or added by `request/build`'s `sidecarTools`.
+   */
+  sidecarTools?: SidecarToolsDeclared | null;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "SidecarToolsDeclared".
+ */
+export interface SidecarToolsDeclared {
+  /**
+   * Prefix of the sidecar's tool names (`mimo_` gives `mimo_history`); at most 48 characters: letters, digits, `_`, `-`, not a digit or `-` first.
+   */
+  prefix?: string;
 }
 /**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
@@ -1222,27 +1732,6 @@ export interface PartUpsert {
   part: StreamedPart;
 }
 /**
- * A part sent on its own (`upsertParts`): it must carry an `id` so later updates replace it.
- *
- * This interface was referenced by `SidecarProtocol`'s JSON-Schema
- * via the `definition` "StreamedPart".
- */
-export interface StreamedPart {
-  /**
-   * Part type: text, reasoning, tool, file, checkpoint, tool_use, ...
-   */
-  type: string;
-  /**
-   * Part ID, unique within its message.
-   */
-  id: string;
-  /**
-   * Owning message ID.
-   */
-  messageID?: string | null;
-  [k: string]: unknown | undefined;
-}
-/**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
  * via the `definition` "PrepareParams".
  */
@@ -1267,6 +1756,10 @@ export interface PrepareParams {
    * Put up to 4 Anthropic `cache_control` breakpoints (`format: anthropic`).
    */
   cache?: CacheOptions | null;
+  /**
+   * Add the sidecar's model tools to `prefix.tools` and `prefix.request`, after the host's; the prefix hash covers them. Send the same to `checkpoint/prepare` so that its prefix, and the provider's prompt cache, stay the main loop's.
+   */
+  sidecarTools?: SidecarToolsOption | null;
 }
 /**
  * `request/build purpose: "writer"`'s result, with the instructions as the last user content of
@@ -1312,7 +1805,7 @@ export interface PrepareResult {
     [k: string]: unknown | undefined;
   };
   /**
-   * Estimated tokens of the stored messages the view keeps.
+   * Estimated tokens of the stored messages the request is built from, as the provider of its format and target counts them (images by pixels, replay tokens not as text, D15); compacted results as their placeholder; the prefix is not counted.
    */
   estimatedTokens: number;
   collapsedMessageIds?: string[];
@@ -1374,6 +1867,69 @@ export interface ProgressValue {
    * `begin` only: always false (use `$/cancelRequest`).
    */
   cancellable?: boolean | null;
+}
+/**
+ * A MiMo reasoning part (`text`), or a Responses reasoning item (`summary`, `encrypted_content`, `content`).
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ReasoningPart".
+ */
+export interface ReasoningPart {
+  text?: string | null;
+  /**
+   * Provider replay tokens under the AI SDK's keys; every other key is the host's.
+   */
+  metadata?: {
+    anthropic?: {
+      signature?: string | null;
+      redactedData?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    openai?: {
+      itemId?: string | null;
+      reasoningEncryptedContent?: string | null;
+      phase?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    google?: {
+      thoughtSignature?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    vertex?: {
+      thoughtSignature?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    bedrock?: {
+      signature?: string | null;
+      redactedData?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  summary?:
+    | {
+        type: string;
+        text?: string | null;
+        [k: string]: unknown | undefined;
+      }[]
+    | null;
+  encrypted_content?: string | null;
+  content?:
+    | {
+        type: string;
+        text?: string | null;
+        [k: string]: unknown | undefined;
+      }[]
+    | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "RedactedThinkingBlock".
+ */
+export interface RedactedThinkingBlock {
+  data: string;
+  [k: string]: unknown | undefined;
 }
 /**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
@@ -1438,6 +1994,17 @@ export interface StatusNotification {
 }
 /**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "SubtaskPart".
+ */
+export interface SubtaskPart {
+  prompt?: string | null;
+  description?: string | null;
+  agent?: string | null;
+  command?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
  * via the `definition` "SyncParams".
  */
 export interface SyncParams {
@@ -1468,25 +2035,21 @@ export interface SyncParams {
   /**
    * Replaces the whole task list when present.
    */
-  tasks?:
-    | {
-        [k: string]: unknown | undefined;
-      }[]
-    | null;
+  tasks?: Task[] | null;
   /**
    * Replaces the whole actor list when present.
    */
-  actors?:
-    | {
-        [k: string]: unknown | undefined;
-      }[]
-    | null;
+  actors?: Actor[] | null;
   /**
    * Replaces the session's whole tool-name map when present (`{}` clears it).
    */
   toolNameMap?: {
     [k: string]: string | undefined;
   } | null;
+  /**
+   * Replaces the session's `toolPointers` when present; applies to the next rebuild and request (a boundary keeps the wording it was rendered with).
+   */
+  toolPointers?: ToolPointers | null;
 }
 /**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
@@ -1497,6 +2060,244 @@ export interface SyncResult {
    * Session revision: 1 after session/open, +1 per batch or inserted boundary.
    */
   revision: number;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "TextBlock".
+ */
+export interface TextBlock {
+  text: string;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "TextContent".
+ */
+export interface TextContent {
+  type?: 'text';
+  text: string;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "TextPart".
+ */
+export interface TextPart {
+  text: string;
+  synthetic?: boolean | null;
+  ignored?: boolean | null;
+  phase?: string | null;
+  /**
+   * Provider replay tokens under the AI SDK's keys; every other key is the host's.
+   */
+  metadata?: {
+    anthropic?: {
+      signature?: string | null;
+      redactedData?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    openai?: {
+      itemId?: string | null;
+      reasoningEncryptedContent?: string | null;
+      phase?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    google?: {
+      thoughtSignature?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    vertex?: {
+      thoughtSignature?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    bedrock?: {
+      signature?: string | null;
+      redactedData?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  time?: {
+    compacted?: number | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ThinkingBlock".
+ */
+export interface ThinkingBlock {
+  thinking: string;
+  signature?: string | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ToolPart".
+ */
+export interface ToolPart {
+  /**
+   * The call ID.
+   */
+  callID: string;
+  tool: string;
+  state: ToolState;
+  metadata?: {
+    anthropic?: {
+      signature?: string | null;
+      redactedData?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    openai?: {
+      itemId?: string | null;
+      reasoningEncryptedContent?: string | null;
+      phase?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    google?: {
+      thoughtSignature?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    vertex?: {
+      thoughtSignature?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    bedrock?: {
+      signature?: string | null;
+      redactedData?: string | null;
+      [k: string]: unknown | undefined;
+    } | null;
+    providerExecuted?: boolean | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  [k: string]: unknown | undefined;
+}
+export interface ToolState1 {
+  status: 'pending' | 'running' | 'completed' | 'error';
+  /**
+   * The call's arguments.
+   */
+  input: {
+    [k: string]: unknown | undefined;
+  };
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ToolResultBlock".
+ */
+export interface ToolResultBlock {
+  /**
+   * The call ID.
+   */
+  tool_use_id: string;
+  content?: (string | ContentBlock[]) | null;
+  is_error?: boolean | null;
+  interrupted?: boolean | null;
+  time?: {
+    compacted?: number | null;
+    [k: string]: unknown | undefined;
+  } | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ToolUseBlock".
+ */
+export interface ToolUseBlock {
+  /**
+   * The call ID.
+   */
+  id: string;
+  name: string;
+  input?: {
+    [k: string]: unknown | undefined;
+  } | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ToolsCallParams".
+ */
+export interface ToolsCallParams {
+  /**
+   * The host's session ID.
+   */
+  sessionId: string;
+  /**
+   * The tool's name as the model called it (with the prefix).
+   */
+  name: string;
+  /**
+   * The call's arguments, as the model sent them (an object).
+   */
+  arguments?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * The prefix `name` carries; default: the session's declared one, else none.
+   */
+  prefix?: string | null;
+}
+/**
+ * MCP's `CallToolResult`.
+ *
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ToolsCallResult".
+ */
+export interface ToolsCallResult {
+  /**
+   * One text block: what the model reads.
+   */
+  content: TextContent[];
+  /**
+   * The call's arguments could not be acted on; the text says what to send instead. Hand it to the model like any result.
+   */
+  isError: boolean;
+  /**
+   * The answer's facts for a program: offsets to continue from (`nextOffset`, null at the end), match counts, the IDs resolved.
+   */
+  structuredContent?: {
+    [k: string]: unknown | undefined;
+  };
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ToolsListParams".
+ */
+export interface ToolsListParams {
+  /**
+   * A session whose `toolPointers` declare the prefix to use (when `prefix` is absent).
+   */
+  sessionId?: string | null;
+  /**
+   * The output format of `messages` and `prefix.request` (protocol.md "Formats").
+   */
+  format?: 'ai-sdk' | 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini';
+  /**
+   * Prefix of the names; default: the session's declared one, else none.
+   */
+  prefix?: string | null;
+}
+/**
+ * This interface was referenced by `SidecarProtocol`'s JSON-Schema
+ * via the `definition` "ToolsListResult".
+ */
+export interface ToolsListResult {
+  /**
+   * The tool shape of `tools`: the format's, as `request/build` sends tools.
+   */
+  format: 'ai-sdk' | 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini';
+  /**
+   * The prefix the names carry (`""` for none).
+   */
+  prefix: string;
+  /**
+   * The tools in the shape of `format`, ready for the request's `tools`: ai-sdk (and MCP) `{name, description, inputSchema}`, anthropic `{name, description, input_schema}`, openai-chat `{type: function, function}`, openai-responses `{type: function, name, parameters, strict}`, gemini one tool `{functionDeclarations: [{name, description, parametersJsonSchema}, ...]}`.
+   */
+  tools: {
+    [k: string]: unknown | undefined;
+  }[];
 }
 /**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema

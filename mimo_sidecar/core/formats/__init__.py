@@ -43,11 +43,13 @@ FORMATS = tuple(RENDERERS)
 
 @dataclass(frozen=True)
 class BuildOutput:
-    """What a request is built for: the format, the model it goes to, Anthropic cache TTL."""
+    """What a request is built for: the format, the model it goes to, Anthropic cache TTL, and
+    the prefix of the sidecar's model tools when they are added to its tools (behavior.md#d18)."""
 
     fmt: RequestFormat = DEFAULT_FORMAT
     target: Target | None = None
     cache_ttl: str | None = None
+    sidecar_tools: str | None = None
 
 
 AI_SDK_OUTPUT = BuildOutput()  # the default: today's AI SDK ModelMessages

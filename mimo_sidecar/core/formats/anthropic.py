@@ -114,12 +114,22 @@ def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
         elif isinstance(block, Reasoning):
             if ctx.target.thinking is False:
                 ctx.report.tally(
-                    r.REASONING_DROPPED, "thinking not sent (target thinking off)", turn.sources[0]
+                    r.REASONING_DROPPED,
+                    "thinking not sent (target thinking off: the API refuses thinking in the final "
+                    "assistant message and drops it from earlier ones)",
+                    turn.sources[0],
                 )
             elif ctx.keep_reasoning(block, turn, ANTHROPIC, FORMAT):
                 thinking = _thinking(block)
                 if thinking is not None:
                     content.append(thinking)
+                else:
+                    ctx.report.tally(
+                        r.REASONING_DROPPED,
+                        f"reasoning not replayed to {FORMAT}: no signature "
+                        "(the API refuses unsigned thinking)",
+                        turn.sources[0],
+                    )
         elif isinstance(block, ToolCall):
             if ctx.not_replayed(block, turn.sources[0]):
                 continue

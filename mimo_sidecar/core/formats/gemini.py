@@ -86,7 +86,8 @@ def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
                 else:
                     ctx.report.tally(
                         r.REASONING_DROPPED,
-                        f"reasoning not replayed to {FORMAT}: empty thought",
+                        f"reasoning not replayed to {FORMAT}: empty thought "
+                        "(a Gemini part needs non-empty text)",
                         turn.sources[0],
                     )
         elif isinstance(block, ToolCall):

@@ -79,6 +79,13 @@ REPLAY_KEYS = {
     "bedrock": ("signature", "redactedData"),
 }
 DEFAULT_MIME = "application/octet-stream"
+REASONING_PARTS = frozenset({"reasoning", "thinking", "redacted_thinking"})
+ERRORED_REASONING = "reasoning of an assistant message that ended in an error not sent (with its message)"
+EMPTY_REASONING = "empty reasoning parts not sent (no text and no replay token: nothing to replay)"
+ERRORED_STEP = (
+    "assistant messages that ended in an error not sent, with their content (only an aborted one "
+    "with content is, as in OpenCode)"
+)
 # Responses items of tools the provider ran itself (hosted web search, image generation): the model
 # saw their results inside the same response, and they have no shape outside that API's own
 # stateful replay; they are not replayed (counted as provider-executed).
@@ -438,6 +445,11 @@ class _Normalizer:
     # -- assistant steps -------------------------------------------------------------------
     def assistant(self, position: int, msg: Message) -> None:
         if _skip_errored_assistant(msg):
+            if any(p.get("type") not in BOOKKEEPING_PARTS for p in msg.parts):
+                self.report.tally(r.ERRORED_DROPPED, ERRORED_STEP, msg.id)
+            for part in msg.parts:
+                if part.get("type") in REASONING_PARTS:
+                    self.report.tally(r.REASONING_DROPPED, ERRORED_REASONING, msg.id)
             return
         uses = {u.part_index: u for u in tool_uses(msg) if msg.parts[u.part_index].get("type") != INLINE_TOOL}
         pmid = _str(msg.info.get("providerMessageID")) or None
@@ -480,10 +492,12 @@ class _Normalizer:
                 if isinstance(text, str) and not part.get("ignored") and self.sendable(text, msg.id):
                     metadata = _dict(part.get("metadata"))
                     blocks.append(Text(text, metadata, _phase(part, metadata)))
-            elif ptype in ("reasoning", "thinking", "redacted_thinking"):
+            elif ptype in REASONING_PARTS:
                 reasoning = reasoning_block(part)
                 if reasoning is not None and (reasoning.text or reasoning.family is not None):
                     blocks.append(reasoning)
+                else:
+                    self.report.tally(r.REASONING_DROPPED, EMPTY_REASONING, msg.id)
             elif ptype == INLINE_TOOL:
                 call_id = part.get("callID")
                 if isinstance(call_id, str) and call_id:

@@ -92,7 +92,7 @@ def _assistant(turn: Turn, ctx: RenderContext) -> Json | None:
         elif isinstance(block, Reasoning):
             ctx.report.tally(
                 r.REASONING_DROPPED,
-                "reasoning not sent (Chat Completions has no reasoning input)",
+                "reasoning not sent (Chat Completions takes no reasoning input)",
                 turn.sources[0],
             )
         elif isinstance(block, ToolCall) and not ctx.not_replayed(block, turn.sources[0]):

@@ -8,12 +8,16 @@
   after the boundary's label: the Responses API reads its summary of what came before (no item ID:
   an ID-only reference needs `store: true`);
 - assistant turn, items in the model's order (text that followed a call moves before the calls):
-  `{"type": "reasoning", "id", "summary", "encrypted_content", "content"?}` — replayed only with its
-  item ID and encrypted content, to the provider and model that produced it, and only when an item
-  of the same step follows it; `{"type": "message", "role": "assistant", "content": str,
-  "phase"?}`; `{"type": "function_call", "call_id", "name", "arguments"}` or
+  `{"type": "reasoning", "summary", "content"?, "encrypted_content"}` as Codex sends it, without an
+  item ID (a request with `store: false` carries the reasoning in its encrypted content; an `rs_` ID
+  would make the API look for a stored item that does not exist, behavior.md#d16). Replayed only
+  with its encrypted content, to the provider and model that produced it, and only when an item of
+  the same step follows it. Reasoning parts of one item (the same `itemId`, as OpenCode stores an
+  item with several summaries) are one item with every summary in order. Then
+  `{"type": "message", "role": "assistant", "content": str, "phase"?}`;
+  `{"type": "function_call", "call_id", "name", "arguments"}` or
   `{"type": "custom_tool_call", "call_id", "name", "input"}`. No `fc_`/`msg_` item IDs are sent
-  (pairing uses `call_id`; an item ID without its reasoning item is rejected);
+  either (pairing uses `call_id`; an item ID whose reasoning item is not sent by its ID is a 400);
 - tool turn → `{"type": "function_call_output" | "custom_tool_call_output", "call_id", "output":
   str | [input_text, input_image, input_file]}` right after the calls, in call order;
 - call IDs longer than 64 characters are remapped (`call_ids`).
@@ -25,6 +29,7 @@ The system prompt is `prefix.request.instructions`. Send with `store: false` and
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import report as r
@@ -41,6 +46,7 @@ from .model import OPENAI, Compaction, Json, Media, Reasoning, Text, ToolCall, T
 from .openai_chat import arguments_of
 
 FORMAT = "openai-responses"
+MERGED = "reasoning parts sent in the item of an earlier part with the same item ID"
 NATIVE_KEYS = {
     "input_image": ("type", "image_url", "file_id", "detail"),
     "input_file": ("type", "file_data", "file_id", "file_url", "filename"),
@@ -84,25 +90,47 @@ def media_item(media: Media, ctx: RenderContext, source: str) -> Json | None:
     return {"type": "input_text", "text": ctx.media_placeholder(media, reason, source).text}
 
 
-def _reasoning_item(reasoning: Reasoning) -> Json | str:
-    """The item, or why it cannot be replayed statelessly."""
-    native = reasoning.native
-    if native is not None:
-        item_id, encrypted = native.get("id"), native.get("encrypted_content")
-        summary: Any = native.get("summary") if isinstance(native.get("summary"), list) else []
-        content = native.get("content") if isinstance(native.get("content"), list) else None
-    else:
-        item_id, encrypted = reasoning.token("itemId"), reasoning.token("reasoningEncryptedContent")
-        summary = [{"type": "summary_text", "text": reasoning.text}] if reasoning.text else []
-        content = None
-    if not isinstance(encrypted, str) or not encrypted:
-        return "no encrypted content (stateless replay needs it)"
-    if not isinstance(item_id, str) or not item_id:
-        return "no reasoning item ID"
-    item: Json = {"type": "reasoning", "id": item_id, "summary": summary, "encrypted_content": encrypted}
-    if content:
-        item["content"] = content
-    return item
+@dataclass
+class _ReasoningDraft:
+    """One Responses reasoning item being assembled from the reasoning parts that make it up."""
+
+    key: str | None  # the item ID the parts share (None: a part of its own)
+    summary: list[Any] = field(default_factory=list)
+    content: list[Any] = field(default_factory=list)
+    encrypted: str | None = None
+
+    def add(self, reasoning: Reasoning) -> None:
+        """A part's summaries and content after the earlier parts'; its encrypted content wins when it
+        has one (the AI SDK writes it on the item's last part)."""
+        native = reasoning.native
+        if native is not None:
+            summary, content = native.get("summary"), native.get("content")
+            self.summary += summary if isinstance(summary, list) else []
+            self.content += content if isinstance(content, list) else []
+            encrypted = native.get("encrypted_content")
+        else:
+            if reasoning.text:
+                self.summary.append({"type": "summary_text", "text": reasoning.text})
+            encrypted = reasoning.token("reasoningEncryptedContent")
+        if isinstance(encrypted, str) and encrypted:
+            self.encrypted = encrypted
+
+    def item(self) -> Json | str:
+        """The item, or why it cannot be replayed statelessly."""
+        if self.encrypted is None:
+            return "no encrypted content (a stateless request carries the reasoning in it)"
+        item: Json = {"type": "reasoning", "summary": self.summary}
+        if self.content:
+            item["content"] = self.content
+        item["encrypted_content"] = self.encrypted
+        return item
+
+
+def _item_key(reasoning: Reasoning) -> str | None:
+    """The Responses item ID a reasoning part belongs to: a native item's `id`, a MiMo part's
+    `metadata.openai.itemId`."""
+    key = reasoning.native.get("id") if reasoning.native is not None else reasoning.token("itemId")
+    return key if isinstance(key, str) and key else None
 
 
 SHAPES = BlockShapes(lambda text: {"type": "input_text", "text": text}, media_item)
@@ -129,7 +157,8 @@ def _user(turn: Turn, ctx: RenderContext) -> list[Json]:
 
 
 def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
-    items: list[Json] = []
+    items: list[Json | _ReasoningDraft] = []
+    drafts: dict[str, _ReasoningDraft] = {}  # item ID → its item, within this response
     for block in text_before_calls(turn.blocks, turn.sources[0], ctx.report):
         if isinstance(block, Text):
             message: Json = {"type": "message", "role": "assistant", "content": block.text}
@@ -138,13 +167,16 @@ def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
             items.append(message)
         elif isinstance(block, Reasoning):
             if ctx.keep_reasoning(block, turn, OPENAI, FORMAT):
-                item = _reasoning_item(block)
-                if isinstance(item, str):
-                    ctx.report.tally(
-                        r.REASONING_DROPPED, f"reasoning not replayed to {FORMAT}: {item}", turn.sources[0]
-                    )
+                key = _item_key(block)
+                draft = drafts.get(key) if key is not None else None
+                if draft is not None:
+                    ctx.report.tally(r.REASONING_MERGED, MERGED, turn.sources[0])
                 else:
-                    items.append(item)
+                    draft = _ReasoningDraft(key)
+                    if key is not None:
+                        drafts[key] = draft
+                    items.append(draft)
+                draft.add(block)
         elif isinstance(block, ToolCall) and not ctx.not_replayed(block, turn.sources[0]):
             if block.custom:
                 items.append(
@@ -164,17 +196,34 @@ def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
                         "arguments": arguments_of(block),
                     }
                 )
-    return _followed_reasoning(items, turn, ctx)
+    return _followed_reasoning(_finished(items, turn, ctx), turn, ctx)
+
+
+def _finished(items: list[Json | _ReasoningDraft], turn: Turn, ctx: RenderContext) -> list[Json]:
+    """The reasoning drafts as items; one that cannot be replayed is left out, reported."""
+    out: list[Json] = []
+    for entry in items:
+        if not isinstance(entry, _ReasoningDraft):
+            out.append(entry)
+            continue
+        item = entry.item()
+        if isinstance(item, str):
+            what = f"reasoning not replayed to {FORMAT}: {item}"
+            ctx.report.tally(r.REASONING_DROPPED, what, turn.sources[0])
+        else:
+            out.append(item)
+    return out
 
 
 def _followed_reasoning(items: list[Json], turn: Turn, ctx: RenderContext) -> list[Json]:
-    """A reasoning item must be followed by an item it produced (not another reasoning item)."""
+    """A reasoning item must be followed by an item it produced (not another reasoning item): the
+    API answers 400 "provided without its required following item" otherwise."""
     kept = []
     for i, item in enumerate(items):
         if item["type"] == "reasoning" and (i + 1 == len(items) or items[i + 1]["type"] == "reasoning"):
             ctx.report.tally(
                 r.REASONING_DROPPED,
-                f"reasoning not replayed to {FORMAT}: no item of its own follows it",
+                f"reasoning not replayed to {FORMAT}: no item of its own follows it (the API requires one)",
                 turn.sources[0],
             )
             continue

@@ -111,7 +111,8 @@ def _with_description(out: Json, spec: ToolSpec) -> Json:
     return out
 
 
-def _tool(fmt: str, spec: ToolSpec) -> Json:
+def tool_in_format(fmt: str, spec: ToolSpec) -> Json:
+    """One tool in the provider tool shape of `fmt` (Gemini's for any other)."""
     if fmt == "anthropic":
         return {"name": spec.name, **_with_description({}, spec), "input_schema": spec.schema}
     if fmt == "openai-chat":
@@ -145,7 +146,7 @@ def _tools(fmt: str, tools: list[Any], report: r.Report) -> list[Json]:
             )
             out.append(tool)
         else:
-            out += [_tool(fmt, s) for s in specs]
+            out += [tool_in_format(fmt, s) for s in specs]
     return out
 
 
@@ -187,6 +188,19 @@ def render_prefix(
     if converted:
         request["tools"] = [{"functionDeclarations": converted}] if fmt == "gemini" else converted
     return request
+
+
+def declared_tool_names(tools: list[Any]) -> set[str]:
+    """The names of the tools `requestPrefix.tools` declares, in any recognised shape (and the
+    `name` of an unknown one, a provider's server tool, when it has one)."""
+    names: set[str] = set()
+    for tool in tools:
+        specs = tool_specs(tool)
+        if specs is not None:
+            names.update(s.name for s in specs)
+        elif isinstance(tool, dict) and isinstance(tool.get("name"), str):
+            names.add(tool["name"])
+    return names
 
 
 TOOL_BLOCKS = frozenset({"tool_use", "tool_result"})

@@ -15,6 +15,8 @@ ORPHAN_RESULT_DROPPED = "orphan-result-dropped"
 DUPLICATE_RESULT_DROPPED = "duplicate-result-dropped"
 DUPLICATE_CALL_DROPPED = "duplicate-call-dropped"
 REASONING_DROPPED = "reasoning-dropped"
+REASONING_MERGED = "reasoning-merged"
+ERRORED_DROPPED = "errored-step-dropped"
 THINKING_DISABLED = "thinking-disabled"
 MEDIA_MOVED = "media-moved"
 MEDIA_REPLACED = "media-replaced"
@@ -34,6 +36,7 @@ CACHE_IGNORED = "cache-ignored"
 BOUNDARY = "boundary"  # D2: boundary content that could not be sent as is
 REMINDER_NOT_ADDED = "reminder-not-added"
 COLLAPSE = "collapse"
+NAMED_TOOL_MISSING = "named-tool-missing"  # D18: the text names a tool the request's tools lack
 
 MAX_EXAMPLES = 3
 

@@ -21,6 +21,11 @@ blocks must contain non-whitespace text"; Claude Code drops the whitespace-only 
 before sending), and a Responses `developer` message may sit anywhere in `input` (the Responses
 documentation gives no position rule; Codex, OpenAI's own client, sends its history with developer messages
 mid-conversation: model switches, aborted turns, permission changes).
+
+A Responses reasoning item needs no `id` (the OpenAI SDK's type says it does): a request with
+`store: false` carries the reasoning in `encrypted_content`, and Codex sends every reasoning item
+without one (behavior.md#d16). What is refused is a reference the API cannot resolve: an item ID
+without encrypted content, or an `fc_`/`msg_` ID whose reasoning item is not sent by its ID.
 """
 
 from __future__ import annotations
@@ -79,8 +84,9 @@ RULES = {
     "openai-responses/call-unanswered": "every call has exactly one output, right after its calls",
     "openai-responses/orphan-output": "every output has its call before it",
     "openai-responses/id-length": "call_id is at most 64 characters",
-    "openai-responses/reasoning": "a reasoning item has an id and encrypted content and its item follows it",
-    "openai-responses/item-id-without-reasoning": "an fc_/msg_ item id needs its reasoning item right before",
+    "openai-responses/reasoning": "reasoning has encrypted content (store: false) and its item follows it",
+    "openai-responses/item-id-without-reasoning": "an fc_/msg_ item id needs its reasoning item, with its id",
+    "openai-responses/duplicate-id": "no two input items share an id",
     "openai-responses/empty": "message content is non-empty",
     "gemini/role": "roles are user and model only",
     "gemini/first-turn": "contents start with a user turn",
@@ -361,6 +367,7 @@ def _check_responses(items: list[Json], v: _Found) -> None:
     the calls of one response); a run ends at the first item after its outputs."""
     seen_other = False
     answered: set[Any] = set()
+    ids: set[Any] = set()
     run: list[Any] = []  # the calls of the current run
     after_outputs = False
     for i, item in enumerate(items):
@@ -381,6 +388,10 @@ def _check_responses(items: list[Json], v: _Found) -> None:
         if after_outputs or (itype == "message" and role in ("user", "developer")):
             _unanswered(run, answered, i, v)
             run, after_outputs = [], False
+        if "id" in item:
+            if item["id"] in ids:
+                v("duplicate-id", i, f"item id {item['id']!r} already used")
+            ids.add(item["id"])
         if itype in CALL_TYPES:
             cid = item.get("call_id")
             if not isinstance(cid, str) or len(cid) > RESPONSES_ID_MAX:
@@ -390,8 +401,8 @@ def _check_responses(items: list[Json], v: _Found) -> None:
                 v("item-id-without-reasoning", i, f"item id {item['id']!r}")
         elif itype == "reasoning":
             following = items[i + 1] if i + 1 < len(items) else None
-            if not isinstance(item.get("id"), str) or not isinstance(item.get("encrypted_content"), str):
-                v("reasoning", i, "reasoning without id or encrypted_content")
+            if not isinstance(item.get("encrypted_content"), str) or not item["encrypted_content"]:
+                v("reasoning", i, "reasoning without encrypted_content (store: false has no stored item)")
             produced = following is not None and (
                 following.get("type") in CALL_TYPES
                 or (following.get("type", "message") == "message" and following.get("role") == "assistant")
@@ -413,6 +424,8 @@ def _unanswered(run: list[Any], answered: set[Any], i: int, v: _Found) -> None:
 
 
 def _reasoning_before(items: list[Json], i: int) -> bool:
+    """Is the reasoning item of the response that item `i` is part of sent before it, with its ID? The API
+    looks an `fc_`/`msg_` item's reasoning up by its `rs_` ID: one sent without an ID does not count."""
     j = i - 1
     while (
         j >= 0
@@ -420,7 +433,7 @@ def _reasoning_before(items: list[Json], i: int) -> bool:
         and items[j].get("role") not in ("user", "developer")
     ):
         j -= 1
-    return j >= 0 and items[j].get("type") == "reasoning"
+    return j >= 0 and items[j].get("type") == "reasoning" and isinstance(items[j].get("id"), str)
 
 
 # =============================================================================================

@@ -65,10 +65,11 @@ def replay_refusal(reasoning: Reasoning, turn: Turn, family: str | None, target:
     """
     if family is not None and reasoning.family != family:
         if reasoning.family is None:
-            return "no replay token (signature or encrypted content)"
-        return f"replay token of another provider ({reasoning.family})"
+            return "no replay token (a provider takes back only the reasoning it signed or encrypted)"
+        who = reasoning.family
+        return f"replay token of another provider ({who}; only the provider that signed it verifies it)"
     if target.model_id is not None and turn.model is not None and turn.model != target.model_id:
-        return "produced by another model"
+        return "produced by another model (a replay token is bound to the model that wrote it)"
     if target.provider_id is not None and turn.provider is not None and turn.provider != target.provider_id:
-        return "produced by another provider"
+        return "produced by another provider (a replay token is bound to the provider that wrote it)"
     return None

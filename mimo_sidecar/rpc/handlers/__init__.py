@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import checkpoint, lifecycle, rebuild, sessions, testhooks
+from . import checkpoint, lifecycle, rebuild, sessions, testhooks, tools
 
 if TYPE_CHECKING:
     from ..server import SidecarServer
 
-AREAS = (lifecycle, sessions, checkpoint, rebuild, testhooks)
+AREAS = (lifecycle, sessions, checkpoint, rebuild, tools, testhooks)
 
 
 def register_all(server: SidecarServer) -> None:

@@ -66,7 +66,7 @@ def register(server: SidecarServer) -> None:
         return ls.service.prepare_writer(
             p.session_id,
             p.watermark,
-            output_of(p),
+            output_of(p, ls.service.model_tool_prefix(p.session_id, None)),
             lambda prepared: encode_result(prepare_result(prepared, p.format)),
         )
 

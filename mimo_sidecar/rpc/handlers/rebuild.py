@@ -25,8 +25,11 @@ def target_of(t: w.BuildTarget | None) -> Target | None:
     return Target(t.provider_id, t.model_id, t.thinking, t.images, t.tool_result_media, given=True)
 
 
-def output_of(p: w.BuildParams | PrepareParams) -> BuildOutput:
-    return BuildOutput(p.format, target_of(p.target), p.cache.ttl if p.cache else None)
+def output_of(p: w.BuildParams | PrepareParams, declared_prefix: str = "") -> BuildOutput:
+    """The output options; the sidecar's tools' prefix defaults to the session's declared one."""
+    tools = p.sidecar_tools
+    prefix = None if tools is None else (tools.prefix if tools.prefix is not None else declared_prefix)
+    return BuildOutput(p.format, target_of(p.target), p.cache.ttl if p.cache else None, prefix)
 
 
 def insert_request(p: w.InsertParams) -> InsertRequest:
@@ -92,6 +95,7 @@ def compute_result(computed: Computed, include_text: bool) -> w.ComputeResult:
             fidelity=w.FidelityReport.of(res.fidelity),
             sizes=w.RequestSizes.of(res.sizes) if res.sizes is not None else None,
         ),
+        estimate_accuracy=[w.EstimateAccuracy.of(a) for a in res.accuracy],
     )
 
 
@@ -171,8 +175,9 @@ def register(server: SidecarServer) -> None:
 
     @rpc_method(server, "request/build", w.BuildParams)
     async def request_build(ls: SidecarServer, p: w.BuildParams) -> w.BuildResult:
+        output = output_of(p, ls.service.model_tool_prefix(p.session_id, None))
         if p.purpose == "writer":
-            return build_result(ls.service.build_for_writer(p.session_id, p.up_to, output_of(p)), p.format)
+            return build_result(ls.service.build_for_writer(p.session_id, p.up_to, output), p.format)
         built = ls.service.build(
             p.session_id,
             agent_id=p.agent_id,
@@ -180,6 +185,6 @@ def register(server: SidecarServer) -> None:
             shell_style=p.invocation_style == "shell",
             has_actor_tool=p.has_actor_tool,
             memory_reminder=p.memory_reminder,
-            output=output_of(p),
+            output=output,
         )
         return build_result(built, p.format)

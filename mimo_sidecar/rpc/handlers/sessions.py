@@ -17,15 +17,16 @@ if TYPE_CHECKING:
 # -- wire -> core ---------------------------------------------------------------------------------
 def batch_of(params: w.SyncParams) -> SyncBatch:
     return SyncBatch(
-        upsert_messages=[MessageUpsert(m.info.raw, m.parts, m.seq) for m in params.upsert_messages],
+        upsert_messages=[MessageUpsert(m.info, m.parts, m.seq) for m in params.upsert_messages],
         upsert_parts=[
-            PartUpsert(u.target, u.part.raw, u.part_field, u.message_id_field) for u in params.upsert_parts
+            PartUpsert(u.target, u.part, u.part_field, u.message_id_field) for u in params.upsert_parts
         ],
         remove_messages=list(params.remove_messages),
         remove_parts=[(r.message_id, r.part_id) for r in params.remove_parts],
         tasks=params.tasks,
         actors=params.actors,
         tool_name_map=params.tool_name_map,
+        tool_pointers=params.tool_pointers.pointers() if params.tool_pointers is not None else None,
     )
 
 
@@ -47,7 +48,7 @@ def register(server: SidecarServer) -> None:
         request = OpenRequest(
             session_id=p.session_id,
             project_id=p.project_id,
-            messages=[{"info": m.info.raw, "parts": m.parts or [], "seq": m.seq} for m in p.messages],
+            messages=[{"info": m.info, "parts": m.parts or [], "seq": m.seq} for m in p.messages],
             tasks=p.tasks,
             actors=p.actors,
             watermark=p.watermark,
@@ -56,6 +57,7 @@ def register(server: SidecarServer) -> None:
             parent_id=p.parent.session_id if p.parent else None,
             parent_watermark=p.parent.watermark if p.parent else None,
             tool_name_map=p.tool_name_map,
+            tool_pointers=p.tool_pointers.pointers() if p.tool_pointers is not None else None,
         )
         opened = ls.service.open(request, create_checkpoint=p.create_checkpoint)
         return w.OpenResult(

@@ -5,11 +5,18 @@
 - `test/sleep` `{ms, thread?}`: in-flight work that `shutdown` must wait for; with `thread`, the
   sleep blocks a worker thread (asyncio.to_thread), which must not delay the process's exit.
 - `test/fail`: raises an unexpected exception (-32603 without a traceback).
+- `test/pending`: what the protocol keeps for answers to come (futures of handlers and of requests
+  sent to the client, this one's aside); nothing may stay once they are settled.
+- `test/progressBound` `{seconds}`: how long an unanswered `window/workDoneProgress/create` is kept.
+- `test/retained`: what the process still holds per session or per request (open sessions,
+  progress tokens, pending requests to the client, in-flight tasks) and how many session objects
+  are alive, after a garbage collection: after every session is closed, all of it must be zero.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import subprocess
 import sys
@@ -18,8 +25,13 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
+from ...core.message import Message
+from ...core.session import Session
+from ...service.insert_flow import InsertFlow
+from ...service.sessions import SessionSlot
 from ...wire.common import Params
 from ..dispatch import rpc_method
+from ..status import StatusReporter
 
 if TYPE_CHECKING:
     from ..server import SidecarServer
@@ -29,6 +41,10 @@ ENV_FLAG = "MIMO_SIDECAR_TEST_HOOKS"
 
 class _Empty(Params):
     pass
+
+
+class _Bound(Params):
+    seconds: Annotated[float, Field(gt=0, le=60)]
 
 
 class _Sleep(Params):
@@ -60,3 +76,32 @@ def register(server: SidecarServer) -> None:
     @rpc_method(server, "test/fail", _Empty)
     async def test_fail(ls: SidecarServer, p: _Empty) -> None:
         raise RuntimeError("deliberate failure from test/fail")
+
+    @rpc_method(server, "test/pending", _Empty)
+    async def test_pending(ls: SidecarServer, p: _Empty) -> dict[str, int]:
+        protocol, this = ls.protocol, asyncio.current_task()
+        futures = [f for f in protocol._request_futures.values() if f is not this]  # type: ignore[comparison-overlap]
+        return {"futures": len(futures), "resultTypes": len(protocol._result_types)}
+
+    @rpc_method(server, "test/progressBound", _Bound)
+    async def test_progress_bound(ls: SidecarServer, p: _Bound) -> None:
+        ls.progress_answer_seconds = p.seconds
+
+    @rpc_method(server, "test/retained", _Empty)
+    async def test_retained(ls: SidecarServer, p: _Empty) -> dict[str, int]:
+        gc.collect()
+        alive = {kind.__name__: 0 for kind in (Session, SessionSlot, Message, InsertFlow, StatusReporter)}
+        for obj in gc.get_objects():
+            name = type(obj).__name__
+            if name in alive and isinstance(obj, (Session, SessionSlot, Message, InsertFlow, StatusReporter)):
+                alive[name] += 1
+        protocol = ls.protocol
+        return {
+            "sessions": len(ls.service.sessions),
+            "progressTokens": len(ls.work_done_progress.tokens),
+            # pygls's futures of requests and notifications (this request's own excluded)
+            "pendingFutures": len(protocol._request_futures) - 1,
+            "resultTypes": len(protocol._result_types),
+            "inflight": len(ls.inflight) - 1,  # this request
+            **{f"alive{name}": count for name, count in alive.items()},
+        }

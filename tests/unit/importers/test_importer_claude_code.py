@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mimo_sidecar.importers import import_transcript, newest_user_ask
+from mimo_sidecar.core.request_build import BuiltRequest, build_messages
+from mimo_sidecar.importers import TranscriptError, detect_format, import_transcript, newest_user_ask
 from mimo_sidecar.importers.claude_code import INHERITED_RECORD
 from tests.real_sessions import SUBAGENT_MARK, imported, subagent_session_files
 from tests.unit.importers.transcripts import (
@@ -104,6 +106,67 @@ def test_a_result_written_between_two_entries_of_one_response_keeps_its_place(tm
     assert "finish" not in found[call_a]["info"] and found[call_b]["info"]["finish"] == "tool-calls"
 
 
+def built(params: dict[str, Any], fmt: str = "anthropic") -> BuiltRequest:
+    session = open_in_core(params)
+    return build_messages(
+        session.view(), collapse_tail=False, ordering=session.ordering(), reminder=None, fmt=fmt
+    )
+
+
+def test_a_result_written_before_its_call_comes_after_it(tmp_path: Path) -> None:
+    """Claude Code 2.1.x: the tool_result record is written before the assistant record holding the
+    tool_use; its parentUuid points forward. Graph order puts it after its parent, and the request
+    carries the real result, not a synthesized "interrupted" one."""
+    log = ClaudeLog()
+    ask = log.user("Read the config")
+    result_id = log.user([tool_result("toolu_f", "port = 8080")], parent="a1")
+    call = log.assistant([tool_use("toolu_f")], mid="msg_f1", uuid="a1", parent=ask)
+    log.records[1]["timestamp"], log.records[2]["timestamp"] = (
+        log.records[2]["timestamp"],
+        log.records[1]["timestamp"],
+    )  # stamped in the order they happened
+    reply = log.assistant([text("The port is 8080.")], mid="msg_f2", parent=result_id)
+    result = run(tmp_path, log)
+    assert [m["info"]["id"] for m in result.params["messages"]] == [ask, call, result_id, reply]
+    assert result.report.adjusted["record placed after its parent, written later"] == 1
+    assert "timestamp raised to keep creation order" not in result.report.adjusted
+    request = built(result.params)
+    assert not [w for w in request.warnings if w.startswith(("result-synthesized", "orphan-result"))]
+    carrier = request.messages[2]
+    assert carrier["role"] == "user"
+    assert carrier["content"][0]["tool_use_id"] == "toolu_f"
+    assert carrier["content"][0]["content"] == "port = 8080"
+    assert not carrier["content"][0].get("is_error")
+
+
+def test_a_record_waiting_for_a_later_parent_brings_its_own_children_along(tmp_path: Path) -> None:
+    """Several records between the early result and its call (other calls of the same response, each
+    answered) keep their order; the early result and an attachment hanging off it follow the call."""
+    log = ClaudeLog()
+    ask = log.user("Look at both files")
+    first = log.assistant([tool_use("toolu_1")], mid="msg_g1")
+    early = log.user([tool_result("toolu_2", "second file")], parent="a2")
+    note = log.bookkeeping("attachment", parent=early, attachment={"type": "hook_success"})
+    first_result = log.user([tool_result("toolu_1", "first file")], parent=first)
+    second = log.assistant([tool_use("toolu_2")], mid="msg_g1", uuid="a2", parent=first_result)
+    reply = log.assistant([text("Both read.")], mid="msg_g2", parent=note)
+    result = run(tmp_path, log)
+    ids = [m["info"]["id"] for m in result.params["messages"]]
+    assert ids == [ask, first, first_result, second, early, reply]
+    assert result.report.not_imported == {"attachment record": 1}
+    request = built(result.params, "openai-chat")
+    outputs = {m["tool_call_id"]: m["content"] for m in request.messages if m["role"] == "tool"}
+    assert outputs == {"toolu_1": "first file", "toolu_2": "second file"}
+
+
+def test_records_caught_in_a_parent_cycle_are_still_read(tmp_path: Path) -> None:
+    log = ClaudeLog()
+    ask = log.user("Start", parent="u-0002")  # a damaged file: each names the other as parent
+    reply = log.assistant([text("Started.")], mid="msg_h1", parent=ask)
+    result = run(tmp_path, log)
+    assert [m["info"]["id"] for m in result.params["messages"]] == [ask, reply]
+
+
 def test_a_rewind_imports_the_branch_of_the_newest_leaf(tmp_path: Path) -> None:
     log = ClaudeLog()
     ask = log.user("Rename the module")
@@ -157,6 +220,58 @@ def test_a_compaction_whose_logical_parent_was_never_written_still_keeps_the_old
     assert [m["info"]["id"] for m in result.params["messages"]][0] == first
     assert boundary in by_id(result.params)
     assert result.report.adjusted["dangling parent link bridged"] == 1
+
+
+def test_a_1_0_compaction_without_a_logical_parent_keeps_the_history_before_it(tmp_path: Path) -> None:
+    """Claude Code 1.0.x: the boundary names no pre-compaction leaf. The history before it is
+    imported behind it, as a 2.x boundary's `logicalParentUuid` bridges it."""
+    log = ClaudeLog()
+    first = log.user("Start the migration")
+    log.assistant([text("Migration started.")], mid="msg_10a")
+    boundary = log.system("compact_boundary", parent=None, compactMetadata={"trigger": "manual"})
+    summary = log.user("This session is being continued from a previous conversation.", isCompactSummary=True)
+    log.user("Now finish it")
+    log.assistant([text("Finished.")], mid="msg_10b")
+    result = run(tmp_path, log)
+    ids = [m["info"]["id"] for m in result.params["messages"]]
+    assert ids[:4] == [first, ids[1], boundary, summary] and len(ids) == 6
+    assert result.report.adjusted["compaction without a logical parent bridged to the history before it"] == 1
+    assert not any("off the active branch" in reason for reason in result.report.not_imported)
+    session = open_in_core(result.params)
+    assert [m.id for m in session.view()][:2] == [boundary, summary]
+    assert newest_user_ask(result.params) == (ids[4], "Now finish it")
+
+
+def test_a_compaction_summary_without_a_boundary_gets_one(tmp_path: Path) -> None:
+    """A summary that starts the chain (no boundary record), or one chained to the `/compact`
+    command's output (a manual compaction whose boundary sits off the chain): the model's view
+    restarted at the summary, so a boundary is added before it."""
+    log = ClaudeLog()
+    first = log.user("Start the migration")
+    log.assistant([text("Migration started.")], mid="msg_11a")
+    summary = log.user("Summary: a migration was started.", parent=None, isCompactSummary=True)
+    log.user("Now finish it")
+    log.assistant([text("Finished.")], mid="msg_11b")
+    result = run(tmp_path, log)
+    ids = [m["info"]["id"] for m in result.params["messages"]]
+    added = f"{summary}#compaction"
+    assert ids[:4] == [first, ids[1], added, summary]
+    assert by_id(result.params)[added]["parts"] == [{"id": f"{added}.0", "type": "compaction"}]
+    assert (
+        result.report.adjusted["compaction summary without a boundary record: boundary added before it"] == 1
+    )
+    assert [m.id for m in open_in_core(result.params).view()][:2] == [added, summary]
+
+    chained = ClaudeLog()
+    chained.user("Start the migration")
+    chained.assistant([text("Migration started.")], mid="msg_11c")
+    chained.user("<command-name>/compact</command-name>")
+    chained.user("<local-command-stdout>Compacted</local-command-stdout>")
+    summary = chained.user("Summary: a migration was started.", isCompactSummary=True)
+    chained.assistant([text("Continuing.")], mid="msg_11d")
+    result = run(tmp_path, chained, "chained.jsonl")
+    view = [m.id for m in open_in_core(result.params).view()]
+    assert view[:2] == [f"{summary}#compaction", summary] and len(result.params["messages"]) == 7
 
 
 def test_harness_text_is_synthetic_and_the_genuine_ask_stays_plain(tmp_path: Path) -> None:
@@ -332,7 +447,7 @@ def test_a_real_subagent_file_on_its_own_is_its_slice_of_the_session(path: Path)
     open_in_core(result.params)
     assert result.report.consistent, result.report.as_dict()
     session_file = path.with_name(path.name.split(SUBAGENT_MARK)[0] + ".jsonl")
-    whole = imported(session_file).params
+    whole = imported(session_file, shared=True).params
     agent = path.name.removesuffix(".jsonl").rsplit("agent-", 1)[-1]
     assert result.params["sessionId"] == f"{whole['sessionId']}{SUBAGENT_MARK}agent-{agent}"
     own = [without_session_keys(m) for m in result.params["messages"]]
@@ -342,7 +457,7 @@ def test_a_real_subagent_file_on_its_own_is_its_slice_of_the_session(path: Path)
     assert own[: len(copied)] == copied  # the copy comes first, then the subagent's own records
     assert own[len(copied) :] == in_session and in_session
     assert [m["parts"] for m in copied] == [main[m["info"]["id"]]["parts"] for m in copied]
-    report = imported(session_file).report
+    report = imported(session_file, shared=True).report
     assert report.not_imported.get(INHERITED_RECORD, 0) >= len(copied)
     assert all("agentID" not in m["info"] for m in result.params["messages"])
     assert newest_user_ask(result.params) is not None
@@ -402,3 +517,77 @@ def test_bookkeeping_records_are_counted(tmp_path: Path) -> None:
         "system record (turn_duration)": 1,
         "summary record": 1,
     }
+
+
+# -- records saved as one JSON array (hook scripts' logs/chat.json) ---------------------------------
+def array_log() -> ClaudeLog:
+    log = ClaudeLog()
+    log.raw({"type": "summary", "summary": "A title", "leafUuid": "u-0004"})
+    ask = log.user("Fix the workflow")
+    call = log.assistant([tool_use("toolu_w", "Bash", command="gh workflow list")], mid="msg_w1")
+    log.user([tool_result("toolu_w", "ci.yml")], parent=call)
+    log.assistant([text("One workflow: ci.yml.")], mid="msg_w2")
+    log.queue("enqueue", "and the release one")
+    log.queue("remove")
+    log.assistant([text("No release workflow exists.")], mid="msg_w3")
+    assert ask
+    return log
+
+
+@pytest.mark.parametrize("indent", [None, 2])
+def test_a_json_array_of_records_is_read_like_the_jsonl(tmp_path: Path, indent: int | None) -> None:
+    log = array_log()
+    jsonl = run(tmp_path, log)
+    array = tmp_path / "chat.json"
+    array.write_text(json.dumps(log.records, indent=indent), encoding="utf-8")
+    assert detect_format(array) == "claude-code"  # not Cline's array of messages
+    for fmt in (None, "claude-code"):
+        result = import_transcript(array, fmt)
+        assert result.report.consistent and result.report.records_read == len(log.records)
+        # the queued input is named by its array index, as a line names it in JSONL
+        same = json.dumps(jsonl.params).replace(".queued.L6", ".queued.E5")
+        assert json.dumps(result.params) == same
+        assert result.report.not_imported == jsonl.report.not_imported
+
+
+def test_a_truncated_json_array_of_records_gets_the_claude_code_readers_error(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(array_log().records, indent=2)[:-40], encoding="utf-8")
+    assert detect_format(path) == "claude-code"
+    with pytest.raises(TranscriptError, match=r"not valid JSON: .* \(the file looks truncated\)") as err:
+        import_transcript(path)
+    assert err.value.line is not None and str(err.value).startswith(f"{path}:{err.value.line}: ")
+
+
+def test_errors_in_a_json_array_name_the_element(tmp_path: Path) -> None:
+    path = tmp_path / "chat.json"
+    records: list[Any] = array_log().records
+    broken = [*records[:2], "not a record", *records[2:]]
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(TranscriptError) as err:
+        import_transcript(path)
+    assert str(err.value) == f"{path}: [2]: a record must be a JSON object"
+    skipped = import_transcript(path, tolerate_bad_lines=True)
+    assert skipped.report.consistent
+    assert skipped.report.not_imported["array element that is not an object (skipped on request)"] == 1
+    no_message = [*records[:3], {**records[3], "message": None}]
+    path.write_text(json.dumps(no_message), encoding="utf-8")
+    with pytest.raises(TranscriptError) as err:
+        import_transcript(path)
+    assert str(err.value) == f"{path}: [3]: user record without a message object"
+    bad_block = [*records[:3], {**records[3], "message": {"role": "user", "content": [7]}}]
+    path.write_text(json.dumps(bad_block), encoding="utf-8")
+    with pytest.raises(
+        TranscriptError, match=r"^.*chat\.json: \[3\]: content\[0\] must be an object with a type$"
+    ):
+        import_transcript(path)
+
+
+def test_a_cline_history_is_still_clines(tmp_path: Path) -> None:
+    path = tmp_path / "history.json"
+    path.write_text(
+        json.dumps([{"role": "user", "content": [text("<task>\nGo\n</task>")]}]), encoding="utf-8"
+    )
+    assert detect_format(path) == "cline"
+    path.write_text('[{"role": "user", "content": [{"type": "text", "text": "<task>', encoding="utf-8")
+    assert detect_format(path) == "cline"  # truncated: Cline's reader names the place

@@ -14,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from mimo_sidecar.importers import detect_format, import_transcript, newest_user_ask
+from mimo_sidecar.importers import detect_format, newest_user_ask
 from mimo_sidecar.importers.harness import (
     CLAUDE_CODE_MARKERS,
     CLINE_MARKERS,
     CODEX_MARKERS,
     GEMINI_MARKERS,
 )
-from tests.real_sessions import SUBAGENT_MARK, expected_format, real_session_files
+from tests.real_sessions import SUBAGENT_MARK, claude_records, expected_format, imported, real_session_files
 from tests.unit.importers.transcripts import open_in_core
 
 ROLES = {"user", "assistant", "tool"}
@@ -49,10 +49,7 @@ pytestmark = pytest.mark.parametrize("path", real_session_files())
 
 
 def _imported(path: Path) -> Any:
-    cache = _imported.__dict__.setdefault("cache", {})
-    if path not in cache:
-        cache[path] = import_transcript(path)
-    return cache[path]
+    return imported(path, shared=True)  # these tests only read it
 
 
 def _source_files(path: Path) -> list[Path]:
@@ -125,11 +122,7 @@ def test_the_newest_genuine_user_ask_is_found_and_plain(path: Path) -> None:
         }
         assert ask.strip() in typed, shown
     if expected_format(path) == "claude-code":  # not a harness record
-        source = {
-            r["uuid"]: r
-            for line in path.read_text(encoding="utf-8").splitlines()
-            if (r := json.loads(line)).get("uuid")
-        }
+        source = {r["uuid"]: r for r in claude_records(path) if r.get("uuid")}
         record = source.get(message_id.removesuffix("#text"))
         assert record is None or not (record.get("isMeta") or record.get("isCompactSummary")), shown
 

@@ -13,7 +13,7 @@ from mimo_sidecar.core.boundary import COMPACTABLE, KEPT_TOOLS
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.importers import import_transcript, tool_names
-from tests.real_sessions import expected_format, real_session_files
+from tests.real_sessions import expected_format, imported, real_session_files, results_stamped_after
 from tests.unit.builders import checkpoint_memory
 from tests.unit.importers.transcripts import (
     T0,
@@ -89,14 +89,18 @@ def test_cline_carries_clines_map_and_opencode_none(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path", real_session_files())
 def test_a_rebuild_of_a_real_session_clears_old_tool_results(path: Path, tmp_path: Path) -> None:
-    session = open_in_core(import_transcript(path).params)
+    """Results stamped after the watermark's millisecond are cleared (behavior.md#microcompaction-rule);
+    a log whose records share one timestamp (a hook script's `chat.json`) has none."""
+    params = imported(path).params
+    session = open_in_core(params)
     memory = checkpoint_memory(tmp_path, session.session_id, "Topic: go on\n\n## Intent\n\nGo on.\n")
     watermark = engine.writer_watermark(session)
     assert watermark is not None
     session.watermark = watermark.id
+    stamped_later = results_stamped_after(params, watermark.id)
     inserted = engine.insert(
         session, memory, RebuildConfig(), watermark=watermark.id, reason="auto", now_ms=T0, minter=IdMinter()
     )
     assert inserted.outcome == "rebuilt", inserted.detail
-    assert len(inserted.compacted) > 0, expected_format(path)
+    assert (len(inserted.compacted) > 0) == stamped_later, expected_format(path)
     assert len({(m.message_id, m.call_id) for m in inserted.compacted}) == len(inserted.compacted)

@@ -127,6 +127,12 @@ class ClaudeLog:
         )
         return self._add(record)
 
+    def bookkeeping(self, kind: str, *, parent: str | None | bool = True, **extra: Any) -> str:
+        """A record with a uuid that is not a message (`attachment`, `progress`...)."""
+        record = self._base(kind, parent, None)
+        record.update(extra)
+        return self._add(record)
+
     def system(self, subtype: str, *, parent: str | None | bool = True, **extra: Any) -> str:
         record = self._base("system", parent, None)
         record.update({"subtype": subtype, "content": "", "level": "info"}, **extra)
