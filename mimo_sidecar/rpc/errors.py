@@ -107,7 +107,7 @@ UNKNOWN_TOOL = ErrorSpec(
     1011,
     "UnknownTool",
     "tools/call with a name that is not one of the sidecar's model tools with the prefix in use. "
-    "data: {name}. (A bad argument of a known tool is not an error: the result says isError.)",
+    "data: {tool}. (A bad argument of a known tool is not an error: the result says isError.)",
 )
 EMPTY_REQUEST = ErrorSpec(
     1012,
@@ -160,9 +160,8 @@ INTERNAL_MESSAGE = "internal error in the sidecar (details are in its log)"
 
 
 def rpc_error(spec: ErrorSpec, message: str, data: dict[str, Any] | None = None) -> JsonRpcException:
-    payload: dict[str, Any] = {"name": spec.name}
-    if data:
-        payload.update(data)
+    payload: dict[str, Any] = {"name": spec.name, **(data or {})}
+    payload["name"] = spec.name  # the error's, whatever `data` holds: clients dispatch on it
     return JsonRpcException(message=message, code=spec.code, data=payload)
 
 
