@@ -30,6 +30,7 @@ from ..wire import checkpoint as ck
 from ..wire import lifecycle as lc
 from ..wire import rebuild as rb
 from ..wire import session as ss
+from ..wire import tools as tl
 from ..wire.config import SidecarConfig
 from .errors import METHOD_NOT_FOUND, RpcTimeout, SidecarClosed, error_of
 from .notifications import PROGRESS_CREATE, Notifications
@@ -223,6 +224,19 @@ class AsyncSidecar:
         self, params: rb.BuildParams | Params, *, timeout: float | None = None
     ) -> rb.BuildResult:
         return await self._typed("request/build", rb.BuildParams, params, rb.BuildResult, timeout)
+
+    # -- model tools ---------------------------------------------------------------------------------
+    async def tools_list(
+        self, params: tl.ToolsListParams | Params | None = None, *, timeout: float | None = None
+    ) -> tl.ToolsListResult:
+        """`tools/list` (see the sync client)."""
+        return await self._typed("tools/list", tl.ToolsListParams, params or {}, tl.ToolsListResult, timeout)
+
+    async def tools_call(
+        self, params: tl.ToolsCallParams | Params, *, timeout: float | None = None
+    ) -> tl.ToolsCallResult:
+        """`tools/call`: one call the model made to a sidecar tool."""
+        return await self._typed("tools/call", tl.ToolsCallParams, params, tl.ToolsCallResult, timeout)
 
     # -- the process ---------------------------------------------------------------------------------
     async def close(self, timeout: float | None = None) -> int:

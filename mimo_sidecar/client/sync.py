@@ -24,6 +24,7 @@ from ..wire import checkpoint as ck
 from ..wire import lifecycle as lc
 from ..wire import rebuild as rb
 from ..wire import session as ss
+from ..wire import tools as tl
 from ..wire.config import SidecarConfig
 from .connection import Answer, SidecarClient
 from .errors import RpcTimeout
@@ -198,6 +199,20 @@ class Sidecar:
         self, params: rb.BuildParams | Params, *, timeout: float | None = None
     ) -> rb.BuildResult:
         return self._typed("request/build", rb.BuildParams, params, rb.BuildResult, timeout)
+
+    # -- model tools ---------------------------------------------------------------------------------
+    def tools_list(
+        self, params: tl.ToolsListParams | Params | None = None, *, timeout: float | None = None
+    ) -> tl.ToolsListResult:
+        """`tools/list`: the sidecar's model tools in a format's tool shape (no params: `ai-sdk`, and
+        no prefix)."""
+        return self._typed("tools/list", tl.ToolsListParams, params or {}, tl.ToolsListResult, timeout)
+
+    def tools_call(
+        self, params: tl.ToolsCallParams | Params, *, timeout: float | None = None
+    ) -> tl.ToolsCallResult:
+        """`tools/call`: one call the model made to a sidecar tool; hand `content[0].text` back to it."""
+        return self._typed("tools/call", tl.ToolsCallParams, params, tl.ToolsCallResult, timeout)
 
     # -- the process ---------------------------------------------------------------------------------
     def close(self, timeout: float | None = None) -> int:

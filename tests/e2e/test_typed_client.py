@@ -86,6 +86,23 @@ def test_sync_client_runs_the_writer_kit_cycle(tmp_path: Path) -> None:
         info = sidecar.session_get({"sessionId": SID})
         assert info.watermark == prepared.watermark and info.writer.last_outcome == "success"
 
+        # The model tools: their definitions in the format's shape, and a call the model made.
+        listed = sidecar.tools_list({"sessionId": SID, "format": "anthropic", "prefix": "mimo_"})
+        assert [t["name"] for t in listed.tools] == ["mimo_history", "mimo_memory", "mimo_task"]
+        assert all("input_schema" in t for t in listed.tools)
+        assert [t["name"] for t in sidecar.tools_list().tools] == ["history", "memory", "task"]
+        called = sidecar.tools_call(
+            {"sessionId": SID, "name": "mimo_history", "prefix": "mimo_",
+             "arguments": {"operation": "result", "callID": "call_1"}}
+        )
+        assert not called.is_error and called.content[0].text.startswith("Tool call call_1: read")
+        assert called.structured_content["callID"] == "call_1"
+        mistaken = sidecar.tools_call({"sessionId": SID, "name": "history", "arguments": {"operation": "x"}})
+        assert mistaken.is_error and "operation" in mistaken.content[0].text
+        with pytest.raises(RpcError) as no_tool:
+            sidecar.tools_call({"sessionId": SID, "name": "mimo_history", "arguments": {}})
+        assert (no_tool.value.code, no_tool.value.name) == (1011, "UnknownTool")
+
         with pytest.raises(RpcError) as unknown:
             sidecar.session_get({"sessionId": "ses_nobody"})
         assert (unknown.value.code, unknown.value.name, unknown.value.field) == (
@@ -110,6 +127,10 @@ def test_sync_client_runs_the_writer_kit_cycle(tmp_path: Path) -> None:
         )
         assert configured.warnings == [] and sidecar.timeouts.insert == 30 + 30
         sidecar.cancel_request({"id": 999})  # nothing to cancel: no answer, no harm
+        sidecar.session_open({"sessionId": "ses_empty"})
+        with pytest.raises(RpcError) as empty:
+            sidecar.request_build({"sessionId": "ses_empty"})
+        assert (empty.value.code, empty.value.name) == (1012, "EmptyRequest")
         assert sidecar.session_close({"sessionId": SID}).closed
         sidecar.shutdown()
         sidecar.exit()
@@ -151,6 +172,15 @@ def test_asyncio_client_runs_requests_concurrently_and_cancels(tmp_path: Path) -
                 sidecar.session_get({"sessionId": SID}),
             )
             assert built.format == "gemini" and info.revision == inserted.revision
+            listed, called = await asyncio.gather(
+                sidecar.tools_list({"format": "gemini"}),
+                sidecar.tools_call(
+                    {"sessionId": SID, "name": "task", "arguments": {"operation": "list"}}
+                ),
+            )
+            declarations = listed.tools[0]["functionDeclarations"]
+            assert [d["name"] for d in declarations] == ["history", "memory", "task"]
+            assert not called.is_error and called.content[0].type == "text"
 
             # Cancelling the awaiting task cancels the request on the sidecar: nothing is inserted.
             await sidecar.checkpoint_writer_started({"sessionId": SID})

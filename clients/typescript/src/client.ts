@@ -212,6 +212,17 @@ export class Sidecar {
     return this.request('request/build', params, token);
   }
 
+  // -- model tools ---------------------------------------------------------------------------------
+  /** The sidecar's model tools in a format's tool shape, for the request's `tools`. */
+  toolsList(params: P.ToolsListParams = {}, token?: CancellationToken): Promise<P.ToolsListResult> {
+    return this.request('tools/list', params, token);
+  }
+
+  /** One call the model made to a sidecar tool: MCP's CallToolResult (`content[0].text` goes back). */
+  toolsCall(params: P.ToolsCallParams, token?: CancellationToken): Promise<P.ToolsCallResult> {
+    return this.request('tools/call', params, token);
+  }
+
   // -- what the sidecar sends ----------------------------------------------------------------------
   onWindowLogMessage(handler: Handler<SidecarNotifications['window/logMessage']>): Disposable {
     return this.connection.onNotification('window/logMessage', handler);

@@ -137,6 +137,29 @@ describe('the typed client', () => {
     assert.equal(got.writer.lastOutcome, 'success');
   });
 
+  it('serves the model tools: definitions in a format, a call the model made', async () => {
+    const listed = await sidecar.toolsList({ sessionId: SID, format: 'anthropic', prefix: 'mimo_' });
+    assert.deepEqual(listed.tools.map((t) => t.name), ['mimo_history', 'mimo_memory', 'mimo_task']);
+    assert.ok(listed.tools.every((t) => typeof t.input_schema === 'object'));
+    const bare = await sidecar.toolsList();
+    assert.equal(bare.format, 'ai-sdk');
+    assert.deepEqual(bare.tools.map((t) => t.name), ['history', 'memory', 'task']);
+
+    const called = await sidecar.toolsCall({ sessionId: SID, name: 'mimo_history', prefix: 'mimo_', arguments: { operation: 'result', callID: 'call_0' } });
+    assert.equal(called.isError, false);
+    assert.ok(called.content[0]?.text.startsWith('Tool call call_0: read'));
+    assert.ok(called.content[0]?.text.includes('export const value399 = compute(399);')); // the whole result
+    const mistaken = await sidecar.toolsCall({ sessionId: SID, name: 'task', arguments: { operation: 'nothing' } });
+    assert.equal(mistaken.isError, true); // the model's mistake: an answer, not an error
+    await assert.rejects(sidecar.toolsCall({ sessionId: SID, name: 'history', prefix: 'mimo_' }), (error: unknown) => {
+      assert.ok(isSidecarError(error));
+      assert.equal(error.code, 1011);
+      assert.equal(error.data?.name, 'UnknownTool');
+      assert.equal(error.data?.tool, 'history');
+      return true;
+    });
+  });
+
   it('reports errors with their code and name, and cancels', async () => {
     await assert.rejects(sidecar.sessionGet({ sessionId: 'ses_nobody' }), (error: unknown) => {
       assert.ok(isSidecarError(error));
@@ -168,5 +191,13 @@ describe('the typed client', () => {
     assert.equal(configured.warnings?.length, 1);
     assert.equal(sidecar.timeouts.insertMs, 30_000 + 300_000 + 30_000);
     assert.deepEqual(await sidecar.sessionClose({ sessionId: SID }), { closed: true });
+
+    await sidecar.sessionOpen({ sessionId: 'ses_tsEmpty' });
+    await assert.rejects(sidecar.requestBuild({ sessionId: 'ses_tsEmpty' }), (error: unknown) => {
+      assert.ok(isSidecarError(error));
+      assert.equal(error.code, 1012);
+      assert.equal(error.data?.name, 'EmptyRequest');
+      return true;
+    });
   });
 });
