@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic
-from host_loop import Call, Host, Json, Step, main
+from host_loop import Call, Host, Json, Output, Step, main
 
 from mimo_sidecar.wire.checkpoint import PrepareResult
 from mimo_sidecar.wire.rebuild import BuildResult
@@ -40,6 +40,7 @@ class AnthropicProvider:
     format = "anthropic"
     provider_id = "anthropic"
     model_id = MODEL
+    sidecar_tools_in_prefix = False  # request/build adds the sidecar's tools (sidecarTools)
 
     def __init__(self, base_url: str) -> None:
         self.client = anthropic.Anthropic(base_url=base_url, api_key="not-needed-offline", max_retries=0)
@@ -70,14 +71,18 @@ class AnthropicProvider:
         calls = [Call(b.id, b.name, dict(b.input)) for b in response.content if b.type == "tool_use"]
         return Step([host.message("assistant", parts, **info)], calls, usage)
 
-    def results(self, step: Step, outputs: dict[str, str], host: Host) -> list[Json]:
+    def results(self, step: Step, outputs: dict[str, Output], host: Host) -> list[Json]:
         if not step.calls:
             return []
-        parts = [
-            {"type": "tool_result", "tool_use_id": c.call_id, "content": outputs[c.call_id]}
-            for c in step.calls
-        ]
+        parts = [result_block(c.call_id, outputs[c.call_id]) for c in step.calls]
         return [host.message("user", parts)]
+
+
+def result_block(call_id: str, output: Output) -> Json:
+    block: Json = {"type": "tool_result", "tool_use_id": call_id, "content": output.text}
+    if output.is_error:  # a tool/call answer with isError: the model's mistake, told as one
+        block["is_error"] = True
+    return block
 
 
 if __name__ == "__main__":

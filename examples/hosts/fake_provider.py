@@ -15,6 +15,12 @@ turn is the writer's instructions) gets a checkpoint. Its usage is what the requ
 JSON's length / 4), reported the way each provider reports it, cached tokens included, so a host
 that maps usage wrongly counts wrongly.
 
+Like a model after a rebuild, the fake wants back a result the rebuild took out of its view: the
+first time a request shows a rebuilt context's activity list (`read(filePath="src/file9.py")`)
+and declares a tool whose name ends in `history`, it searches the history for the newest path the
+list names, then asks for the whole result of the call the answer names (`operation: "result"`),
+before it reads on. What the host sends back for these two calls is kept in `recalled`.
+
     with FakeProvider(steps=30) as fake:        # fake.url: http://127.0.0.1:<port>
         ...                                     # fake.accepted, fake.rejected: what it saw
 """
@@ -32,6 +38,9 @@ from mimo_sidecar.rules import check
 
 Json = dict[str, Any]
 WRITER_OPENING = "You are the checkpoint writer of this coding session."
+RECALL_ID = "call_recall"
+ACTIVITY_READ = re.compile(r'^- read\(filePath="([^"]+)"\)$', re.M)  # a call the rebuilt context digested
+SEARCH_HIT = re.compile(r"\[tool call \w+ · ([^\]\s]+)\]")  # a history search's hit: the call's ID
 CACHED_SHARE = 0.6  # the part of each prompt the fake reports as read from the provider's cache
 GEMINI_PATH = re.compile(r"^/v1(beta)?/models/(?P<model>[^/:]+):generateContent$")
 
@@ -59,9 +68,12 @@ def checkpoint_reply(step: int) -> str:
 
 
 class FakeProvider:
-    def __init__(self, steps: int = 30) -> None:
+    def __init__(self, steps: int = 30, recall: bool = True) -> None:
         self.steps = steps
-        self.calls = 0  # tool calls answered so far (the writer's requests do not count)
+        self.recall = recall  # search the history once, then read a result back
+        self.recall_ids: list[str] = []  # the history calls made
+        self.recalled: list[str] = []  # the results the host sent back for them, in order
+        self.calls = 0  # read calls answered so far (the writer's requests do not count)
         self.accepted: list[Seen] = []
         self.rejected: list[Seen] = []
         self.totals: list[int] = []  # prompt + output of each turn's answer: what a host's count must be
@@ -94,17 +106,39 @@ class FakeProvider:
             (self.rejected if seen.problems else self.accepted).append(seen)
             if seen.problems:
                 return 400, _error(api, "; ".join(seen.problems))
-            writer = WRITER_OPENING in _last_user_text(api, body)
-            if not writer:
+            if WRITER_OPENING in _last_user_text(api, body):
+                return 200, _reply(api, body, text=checkpoint_reply(self.calls))
+            results = _results(api, body)
+            self.recalled += _answers(results, self.recall_ids[len(self.recalled) :])
+            recall = self._recall(api, body)
+            if recall is None:
                 self.calls += 1
             step = self.calls
-        if writer:
-            return 200, _reply(api, body, text=checkpoint_reply(step))
-        text = "Every file is read; the summary is in notes.md." if step > self.steps else None
-        call = None if text else (f"call_{step:03d}", "read", {"filePath": f"src/file{step}.py"})
+        if recall is not None:
+            text: str | None = "Looking up a file the rebuilt context only names."
+            call: tuple[str, str, Json] | None = recall
+        else:
+            text = "Every file is read; the summary is in notes.md." if step > self.steps else None
+            call = None if text else (f"call_{step:03d}", "read", {"filePath": f"src/file{step}.py"})
         with self._lock:
             self.totals.append(weight(body) + _output_tokens(text))
         return 200, _reply(api, body, text=text, call=call)
+
+    def _recall(self, api: str, body: Json) -> tuple[str, str, Json] | None:
+        """The next history call of the recall, if one is due (under the lock)."""
+        history = [name for name in _tool_names(api, body) if name.endswith("history")]
+        if not self.recall or not history or len(self.recall_ids) >= 2:
+            return None
+        if not self.recall_ids:
+            digested = ACTIVITY_READ.findall("\n".join(_texts(_messages(api, body))))
+            arguments: Json | None = {"operation": "search", "query": digested[-1]} if digested else None
+        else:
+            hit = SEARCH_HIT.search(self.recalled[0]) if len(self.recalled) == 1 else None
+            arguments = {"operation": "result", "callID": hit.group(1)} if hit else None
+        if arguments is None:
+            return None
+        self.recall_ids.append(f"{RECALL_ID}{len(self.recall_ids) + 1}")
+        return self.recall_ids[-1], history[0], arguments
 
     def _problems(self, api: str, body: Json) -> list[str]:
         if api == "anthropic":
@@ -150,11 +184,82 @@ class FakeProvider:
 
 
 # -- the providers' shapes ---------------------------------------------------------------------------
+def _messages(api: str, body: Json) -> list[Any]:
+    key = "contents" if api == "gemini" else "input" if api == "openai-responses" else "messages"
+    items = body.get(key, [])
+    return items if isinstance(items, list) else []
+
+
+def _texts(value: Any) -> list[str]:
+    """Every string inside `value`."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    return []
+
+
+def _tool_names(api: str, body: Json) -> list[str]:
+    """The names of the tools a request declares."""
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    if api == "gemini":
+        return [str(d.get("name")) for t in tools for d in t.get("functionDeclarations") or []]
+    if api == "openai-chat":
+        return [str((t.get("function") or {}).get("name")) for t in tools]
+    return [str(t.get("name")) for t in tools]
+
+
+def _results(api: str, body: Json) -> dict[str, str]:
+    """Every tool result a request holds, by the call ID it shows, as text, in request order."""
+    found: dict[str, str] = {}
+    if api == "anthropic":
+        for message in body.get("messages", []):
+            for block in message.get("content") if isinstance(message.get("content"), list) else []:
+                if block.get("type") == "tool_result":
+                    found[block["tool_use_id"]] = _text(block.get("content"))
+    elif api == "openai-responses":
+        for item in body.get("input", []):
+            if item.get("type") == "function_call_output":
+                found[item["call_id"]] = _text(item.get("output"))
+    elif api == "openai-chat":
+        for message in body.get("messages", []):
+            if message.get("role") == "tool":
+                found[message["tool_call_id"]] = _text(message.get("content"))
+    else:
+        for content in body.get("contents", []):
+            for part in content.get("parts", []):
+                response = part.get("functionResponse")
+                if isinstance(response, dict):
+                    value = response.get("response") or {}
+                    found[str(response.get("id"))] = _text(value.get("output", value.get("error")))
+    return found
+
+
+def _answers(results: dict[str, str], call_ids: list[str]) -> list[str]:
+    """The results of `call_ids` that have arrived, in order, up to the first still missing (the
+    request shows an ID as the provider's reply gave it: Anthropic's are `toolu_` + the ID)."""
+    out = []
+    for call_id in call_ids:
+        shown = next((k for k in results if k in (call_id, f"toolu_{call_id}")), None)
+        if shown is None:
+            break
+        out.append(results[shown])
+    return out
+
+
+def _text(content: Any) -> str:
+    """A result's content as text: a string, or the texts of its blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""
+
+
 def _last_user_text(api: str, body: Json) -> str:
-    items = body.get(
-        "contents" if api == "gemini" else "input" if api == "openai-responses" else "messages", []
-    )
-    for item in reversed(items):
+    for item in reversed(_messages(api, body)):
         if item.get("role") not in ("user", None) or item.get("type") not in (None, "message"):
             continue
         content = item.get("parts") if api == "gemini" else item.get("content")

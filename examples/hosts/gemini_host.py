@@ -16,11 +16,12 @@ reasoning = thoughtsTokenCount.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from google import genai
 from google.genai import types
-from host_loop import Call, Host, Json, Step, main, now_ms, read_file
+from host_loop import Call, Host, Json, Output, Step, main, now_ms
 
 from mimo_sidecar.wire.checkpoint import PrepareResult
 from mimo_sidecar.wire.rebuild import BuildResult
@@ -42,6 +43,7 @@ class GeminiProvider:
     format = "gemini"
     provider_id = "google"
     model_id = MODEL
+    sidecar_tools_in_prefix = True  # the host lists the sidecar's tools with its own (tools/list)
 
     def __init__(self, base_url: str) -> None:
         options = types.HttpOptions(
@@ -61,6 +63,7 @@ class GeminiProvider:
         usage = usage_of(response.usage_metadata)
         parts: list[Json] = []
         calls: list[Call] = []
+        outputs: dict[str, Output] = {}
         for part in response.candidates[0].content.parts:
             if part.text:
                 parts.append({"type": "text", "text": part.text})
@@ -72,34 +75,30 @@ class GeminiProvider:
                 )
                 calls.append(call)
                 started = now_ms()
-                output = read_file(
-                    str(call.input.get("filePath", ""))
-                )  # the tool runs before the step is stored
+                outputs[call.call_id] = output = host.run_tool(call)  # before the step is stored
                 tool: Json = {
                     "type": "tool",
                     "callID": call.call_id,
                     "tool": call.name,
-                    "state": {
-                        "status": "completed",
-                        "input": call.input,
-                        "output": output,
-                        "title": call.name,
-                        "metadata": {},
-                        "time": {"start": started, "end": now_ms()},
-                    },
+                    "state": tool_state(call, output, started),
                 }
                 if part.thought_signature:
-                    import base64
-
-                    tool["metadata"] = {
-                        "google": {"thoughtSignature": base64.b64encode(part.thought_signature).decode()}
-                    }
+                    signature = base64.b64encode(part.thought_signature).decode()
+                    tool["metadata"] = {"google": {"thoughtSignature": signature}}
                 parts.append(tool)
         info = host.assistant_info("tool-calls" if calls else "stop", usage)
-        return Step([host.message("assistant", parts, **info)], calls, usage)
+        return Step([host.message("assistant", parts, **info)], calls, usage, outputs)
 
-    def results(self, step: Step, outputs: dict[str, str], host: Host) -> list[Json]:
+    def results(self, step: Step, outputs: dict[str, Output], host: Host) -> list[Json]:
         return []  # inline: every result is in its call's part already
+
+
+def tool_state(call: Call, output: Output, started: int) -> Json:
+    """MiMo's inline state of a finished call: `completed` with its output, or `error`."""
+    timing = {"input": call.input, "time": {"start": started, "end": now_ms()}}
+    if output.is_error:  # a tool/call answer with isError: the model's mistake, told as one
+        return {"status": "error", "error": output.text, **timing}
+    return {"status": "completed", "output": output.text, "title": call.name, "metadata": {}, **timing}
 
 
 if __name__ == "__main__":

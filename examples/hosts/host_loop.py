@@ -7,6 +7,13 @@ stored as messages and parts.
 The host keeps its own storage (`Host.storage`, the messages in creation order): the sidecar holds
 a copy in memory, and what a rebuild changes (the boundary, the compaction marks) is written back
 into the host's storage here, never synced back (protocol.md, "Host obligations").
+
+The model has the host's `read` tool and the sidecar's model tools (`mimo_history`, `mimo_memory`,
+`mimo_task`: what a rebuild took out of view, served back; docs/hosts.md, "Model tools"). A host
+offers them one of two ways, and the examples show both: `request/build` adds them
+(`sidecarTools`), or the host lists them among its own (`tools/list`, MCP's shape, in
+`requestPrefix.tools`). Either way `toolPointers` tells the rebuilt text that the model has them,
+and every call the model makes to one goes to `tools/call`.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ READ_TOOL = {
 }
 # A small window, so that a few dozen tool steps cross the trigger line more than once.
 MODEL_WINDOW = 16_000
+SIDECAR_PREFIX = "mimo_"  # the sidecar's tools are mimo_history, mimo_memory, mimo_task
+NAMED_TOOL_MISSING = "named-tool-missing"  # a warning: the text names a tool the request lacks
 
 
 @dataclass
@@ -48,12 +57,21 @@ class Call:
 
 
 @dataclass
+class Output:
+    """A tool's result, as the provider's tool result carries it."""
+
+    text: str
+    is_error: bool = False
+
+
+@dataclass
 class Step:
     """One provider response as the host stores it."""
 
     messages: list[Json]  # the assistant message (and, for an inline shape, nothing else)
     calls: list[Call]
     usage: Json  # the sidecar's `usage`: {input, output, reasoning?, cache: {read, write}}
+    outputs: dict[str, Output] = field(default_factory=dict)  # results run before storing (inline)
 
 
 class Provider(Protocol):
@@ -62,11 +80,14 @@ class Provider(Protocol):
     format: str  # request/build's format
     provider_id: str
     model_id: str
+    # True: the sidecar's tools go in requestPrefix.tools with the host's (tools/list);
+    # False: request/build and checkpoint/prepare add them (sidecarTools).
+    sidecar_tools_in_prefix: bool
 
     def send(self, built: BuildResult) -> Any: ...  # the model call for a turn
     def write(self, prepared: PrepareResult) -> str: ...  # the checkpoint writer's model call
     def stored(self, response: Any, host: Host) -> Step: ...  # a response as messages and parts
-    def results(self, step: Step, outputs: dict[str, str], host: Host) -> list[Json]: ...  # tool results
+    def results(self, step: Step, outputs: dict[str, Output], host: Host) -> list[Json]: ...  # tool results
 
 
 def read_file(path: str) -> str:
@@ -87,6 +108,8 @@ class Report:
     counts: list[int] = field(default_factory=list)  # the trigger count of every step
     usable: int = 0
     statuses: list[str] = field(default_factory=list)
+    sidecar_tool_calls: list[str] = field(default_factory=list)  # the calls routed to tools/call
+    named_missing: list[str] = field(default_factory=list)  # must stay empty: the model has every tool
 
 
 class Host:
@@ -97,6 +120,8 @@ class Host:
         self.storage: list[Json] = []  # the host's own storage, in creation order
         self.report = Report()
         self._ids = 0
+        self.sidecar_tools: set[str] = set()  # the names tools/call answers
+        self.build_options: Json = {}  # what request/build and checkpoint/prepare get besides the format
 
     # -- ids and messages --------------------------------------------------------------------------
     def new_id(self, prefix: str = "msg") -> str:
@@ -136,7 +161,9 @@ class Host:
         self.sidecar.session_open(
             {
                 "sessionId": self.session_id,
-                "requestPrefix": {"system": [SYSTEM], "tools": [READ_TOOL]},
+                "requestPrefix": {"system": [SYSTEM], "tools": self.offer_sidecar_tools()},
+                # the rebuilt text points at the sidecar's tools (the history of a cleared result...)
+                "toolPointers": {"sidecarTools": {"prefix": SIDECAR_PREFIX}},
                 "createCheckpoint": True,
             }
         )
@@ -145,15 +172,43 @@ class Host:
         for _ in range(max_steps):
             if usage is not None:  # the top of the iteration: the previous step is synced
                 self.rebuild_if_due(usage)
-            built = self.sidecar.request_build({"sessionId": self.session_id, "format": self.provider.format})
+            built = self.sidecar.request_build(
+                {"sessionId": self.session_id, "format": self.provider.format, **self.build_options}
+            )
+            self.note_warnings(built.warnings)
             step = self.provider.stored(self.provider.send(built), self)
-            outputs = {call.call_id: read_file(str(call.input.get("filePath", ""))) for call in step.calls}
-            self.store(step.messages + self.provider.results(step, outputs, self))
+            for call in step.calls:
+                if call.call_id not in step.outputs:
+                    step.outputs[call.call_id] = self.run_tool(call)
+            self.store(step.messages + self.provider.results(step, step.outputs, self))
             self.report.steps += 1
             usage = step.usage
             if not step.calls:
                 break
         return self.report
+
+    def offer_sidecar_tools(self) -> list[Json]:
+        """The host's tools for requestPrefix.tools; the sidecar's join them here, or are added to
+        every request by request/build (`sidecarTools`), as the provider's host chose."""
+        listed = self.sidecar.tools_list({"prefix": SIDECAR_PREFIX})  # ai-sdk: MCP's {name, inputSchema}
+        self.sidecar_tools = {str(tool["name"]) for tool in listed.tools}
+        if self.provider.sidecar_tools_in_prefix:
+            return [READ_TOOL, *listed.tools]
+        self.build_options = {"sidecarTools": {}}  # the prefix: the one toolPointers declares
+        return [READ_TOOL]
+
+    def run_tool(self, call: Call) -> Output:
+        """A call the model made: the sidecar's tools answer through tools/call, the host's own here."""
+        if call.name in self.sidecar_tools:
+            answer = self.sidecar.tools_call(
+                {"sessionId": self.session_id, "name": call.name, "arguments": call.input}
+            )
+            self.report.sidecar_tool_calls.append(call.name)
+            return Output(answer.content[0].text, answer.is_error)  # MCP's CallToolResult
+        return Output(read_file(str(call.input.get("filePath", ""))))
+
+    def note_warnings(self, warnings: list[str]) -> None:
+        self.report.named_missing += [w for w in warnings if w.startswith(NAMED_TOOL_MISSING)]
 
     def rebuild_if_due(self, usage: Json) -> None:
         model = {
@@ -174,6 +229,7 @@ class Host:
                 return  # the same watermark, the same files: the insert would refuse too
         inserted = self.sidecar.rebuild_insert({"sessionId": self.session_id, "reason": "auto"})
         self.report.outcomes.append(inserted.outcome)
+        self.note_warnings(inserted.warnings)
         if inserted.outcome == "rebuilt":
             self.report.rebuilds += 1
             self.persist(inserted)
@@ -183,8 +239,8 @@ class Host:
         if computed.watermark is None or computed.watermark.message_id == computed.stored_watermark:
             self.report.skipped_writers += 1
             return False
-        prepared = self.sidecar.checkpoint_prepare(
-            {"sessionId": self.session_id, "format": self.provider.format}
+        prepared = self.sidecar.checkpoint_prepare(  # the main loop's prefix: its prompt cache holds
+            {"sessionId": self.session_id, "format": self.provider.format, **self.build_options}
         )
         try:
             content = self.provider.write(prepared)
@@ -240,6 +296,7 @@ def run_host(sidecar: Sidecar, provider: Provider, fake: Any, session_id: str, s
         "accepted": len(fake.accepted),
         "rejected": [s.problems for s in fake.rejected],
         "totals": fake.totals,
+        "recalled": fake.recalled,  # what the model got back from its history calls
         "stored": len(host.storage),
     }
 
@@ -272,7 +329,8 @@ def main(make_provider: Callable[[str], Provider], description: str) -> int:
     else:
         for key, value in summary.items():
             sys.stdout.write(f"{key:>16}: {value}\n")
-    return 0 if not summary["rejected"] and summary["rebuilds"] >= 2 else 1
+    recalled = len(summary["recalled"]) == 2  # the model got a result back through tools/call
+    return 0 if not summary["rejected"] and summary["rebuilds"] >= 2 and recalled else 1
 
 
 if __name__ == "__main__":

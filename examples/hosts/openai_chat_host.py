@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 import openai
-from host_loop import Call, Host, Json, Step, main
+from host_loop import Call, Host, Json, Output, Step, main
 
 from mimo_sidecar.wire.checkpoint import PrepareResult
 from mimo_sidecar.wire.rebuild import BuildResult
@@ -43,6 +43,7 @@ class ChatProvider:
     format = "openai-chat"
     provider_id = "openai"
     model_id = MODEL
+    sidecar_tools_in_prefix = False  # request/build adds the sidecar's tools (sidecarTools)
 
     def __init__(self, base_url: str) -> None:
         self.client = openai.OpenAI(base_url=f"{base_url}/v1", api_key="not-needed-offline", max_retries=0)
@@ -79,11 +80,14 @@ class ChatProvider:
         info["providerMessageID"] = response.id
         return Step([host.message("assistant", parts, **info)], calls, usage)
 
-    def results(self, step: Step, outputs: dict[str, str], host: Host) -> list[Json]:
-        return [
-            host.message("tool", [{"type": "text", "text": outputs[c.call_id]}], tool_call_id=c.call_id)
-            for c in step.calls
-        ]
+    def results(self, step: Step, outputs: dict[str, Output], host: Host) -> list[Json]:
+        messages = []
+        for c in step.calls:
+            output = outputs[c.call_id]
+            flags = {"is_error": True} if output.is_error else {}  # the sidecar reads it as an error result
+            parts = [{"type": "text", "text": output.text}]
+            messages.append(host.message("tool", parts, tool_call_id=c.call_id, **flags))
+        return messages
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import openai
-from host_loop import Call, Host, Json, Step, main
+from host_loop import Call, Host, Json, Output, Step, main
 
 from mimo_sidecar.wire.checkpoint import PrepareResult
 from mimo_sidecar.wire.rebuild import BuildResult
@@ -49,6 +49,7 @@ class ResponsesProvider:
     format = "openai-responses"
     provider_id = "openai"
     model_id = MODEL
+    sidecar_tools_in_prefix = True  # the host lists the sidecar's tools with its own (tools/list)
 
     def __init__(self, base_url: str) -> None:
         self.client = openai.OpenAI(base_url=f"{base_url}/v1", api_key="not-needed-offline", max_retries=0)
@@ -81,11 +82,12 @@ class ResponsesProvider:
         info["providerMessageID"] = response.id
         return Step([host.message("assistant", parts, **info)], calls, usage)
 
-    def results(self, step: Step, outputs: dict[str, str], host: Host) -> list[Json]:
+    def results(self, step: Step, outputs: dict[str, Output], host: Host) -> list[Json]:
         if not step.calls:
             return []
+        # Responses has no error flag for a function's output: an error is told in its text.
         parts = [
-            {"type": "function_call_output", "call_id": c.call_id, "output": outputs[c.call_id]}
+            {"type": "function_call_output", "call_id": c.call_id, "output": outputs[c.call_id].text}
             for c in step.calls
         ]
         return [host.message("tool", parts)]
