@@ -217,6 +217,32 @@ def hosts_functions_work(scope: dict[str, Any], sidecar: Sidecar, fake: Any) -> 
     marked = [p for m in storage for p in m["parts"] if "time" in p and "compacted" in p["time"]]
     assert marked, "the compaction marks were written into the host's storage"
 
+    # The model tools, declared and routed as the guide says (the first step's result is digested).
+    from anthropic.types import ToolUseBlock
+
+    sidecar.session_sync({"sessionId": sid, "toolPointers": {"sidecarTools": {"prefix": "mimo_"}}})
+    names = {t["name"] for t in sidecar.tools_list({"sessionId": sid}).tools}
+    assert names == {"mimo_history", "mimo_memory", "mimo_task"}
+
+    def block(name: str, arguments: dict[str, Any]) -> ToolUseBlock:
+        return ToolUseBlock(type="tool_use", id="toolu_doc", name=name, input=arguments)
+
+    recalled = scope["sidecar_tool_result"](
+        sidecar, sid, block("mimo_history", {"operation": "result", "callID": "toolu_0"}), names
+    )
+    assert recalled["tool_use_id"] == "toolu_doc" and "line 0\n" * 600 in recalled["content"]
+    assert "is_error" not in recalled
+    mistaken = scope["sidecar_tool_result"](sidecar, sid, block("mimo_task", {"operation": "get"}), names)
+    assert mistaken["is_error"] is True
+    assert scope["sidecar_tool_result"](sidecar, sid, block("read", {"filePath": "f0"}), names) is None
+
+    # The writer beside the insert: the insert waits for it and follows its watermark (D21).
+    sidecar.session_close({"sessionId": sid})
+    sidecar.session_open(anthropic_session(sid))
+    inserted = scope["rebuild_while_writing"](sidecar, sid, call_model, lambda i: None)
+    assert inserted.outcome == "rebuilt" and inserted.wait is not None and inserted.wait.result == "success"
+    assert inserted.watermark == sidecar.session_get({"sessionId": sid}).watermark is not None
+
 
 # -- shell and JSON: checked -------------------------------------------------------------------------
 MAKE_TARGETS = set(re.findall(r"^([a-z][\w-]*):", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M))
