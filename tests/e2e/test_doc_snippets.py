@@ -16,7 +16,6 @@ from __future__ import annotations
 import importlib
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -68,18 +67,6 @@ def fake(monkeypatch_module: pytest.MonkeyPatch) -> Iterator[Any]:
 def monkeypatch_module() -> Iterator[pytest.MonkeyPatch]:
     with pytest.MonkeyPatch.context() as patch:
         yield patch
-
-
-@pytest.fixture(scope="module")
-def memory_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("snippets-memory")
-
-
-@pytest.fixture(scope="module")
-def sidecar(memory_root: Path) -> Iterator[Sidecar]:
-    with Sidecar.spawn(stderr=subprocess.DEVNULL) as client:
-        client.initialize(memory_root=str(memory_root))
-        yield client
 
 
 def anthropic_session(sid: str) -> dict[str, Any]:

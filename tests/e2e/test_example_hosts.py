@@ -13,9 +13,7 @@ from __future__ import annotations
 import importlib
 import json
 import re
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,18 +37,6 @@ def host_module(name: str) -> Any:
     if str(HOSTS) not in sys.path:
         sys.path.insert(0, str(HOSTS))  # the hosts import their siblings, as when run as scripts
     return importlib.import_module(name)
-
-
-@pytest.fixture(scope="module")
-def memory_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("hosts-memory")
-
-
-@pytest.fixture(scope="module")
-def sidecar(memory_root: Path) -> Iterator[Sidecar]:
-    with Sidecar.spawn(stderr=subprocess.DEVNULL) as client:
-        client.initialize(memory_root=str(memory_root))
-        yield client
 
 
 @pytest.mark.parametrize("host", sorted(PROVIDERS))
