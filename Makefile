@@ -21,9 +21,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q
 
-# protocol.md: the examples recorded from a real run of the sidecar, the schemas from the models.
+# protocol.md: the examples recorded from a real run of the sidecar, the schemas (schemas/) from the
+# models; then the TypeScript client's types from the schemas (its dev dependencies installed first).
+TS_CLIENT := clients/typescript
 docs: $(STAMP)
 	$(PY) -m mimo_sidecar.rpc.doc_examples
+	test -d $(TS_CLIENT)/node_modules || (cd $(TS_CLIENT) && npm ci --no-audit --no-fund)
+	cd $(TS_CLIENT) && npm run --silent generate
 
 # The wire property test's long profile: FUZZ_EXAMPLES generated sessions over stdio (minutes).
 FUZZ_EXAMPLES ?= 3000

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// mimo-sidecar example client (Node + vscode-jsonrpc 10).
+// mimo-sidecar example client (Node, with the typed client of clients/typescript over vscode-jsonrpc 10).
 //
 // Copy this into your IDE extension or agent host and keep the parts you need. It drives one full
-// rebuild cycle against a real sidecar process, exactly as a host would:
+// rebuild cycle against a real sidecar process, exactly as a host would, through the typed client
+// (`mimo-sidecar-client`: one method per protocol method, the wire types generated from the
+// sidecar's schemas; a TypeScript host gets every params and result typed):
 //
 //   spawn -> initialize -> initialized -> session/open (createCheckpoint: the template)
 //   -> session/sync (streamed part) -> a deliberate bad request (-32602) -> request/build (before)
@@ -24,22 +26,13 @@
 //
 // The protocol is documented in ../../protocol.md. Section names below refer to it.
 
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 
-// NOTE: import from 'vscode-jsonrpc/node'. The package root has no StreamMessageReader/Writer.
-import {
-  CancellationTokenSource,
-  ErrorCodes,
-  ResponseError,
-  StreamMessageReader,
-  StreamMessageWriter,
-  createMessageConnection,
-} from 'vscode-jsonrpc/node';
+// The typed client (clients/typescript): it spawns the sidecar and speaks vscode-jsonrpc to it.
+import { CancellationTokenSource, ErrorCodes, ResponseError, Sidecar } from 'mimo-sidecar-client';
 // The AI SDK's own ModelMessage schema (zod): request/build's default output must pass it as is.
 import { modelMessageSchema } from 'ai';
 // The checkpoint writer's "model": a deterministic stand-in that fills the template (no network).
@@ -312,10 +305,8 @@ async function main() {
   section('spawn');
   log(`python: ${python}`);
   log(`memory root: ${memoryRoot}`);
-  child = spawn(python, ['-m', 'mimo_sidecar', '--stdio'], { stdio: ['pipe', 'pipe', 'pipe'] });
-  const exited = new Promise((resolveExit) => {
-    child.on('exit', (code, signal) => resolveExit(code ?? (signal ? `signal ${signal}` : null)));
-  });
+  const sidecar = Sidecar.spawn({ python, onLog: (line) => console.error(`[sidecar] ${line}`) });
+  child = sidecar.process;
   child.on('error', (err) => {
     // e.g. ENOENT: the interpreter does not exist. Nothing will ever answer: give up now.
     result.error = `could not start ${python}: ${err.message}`;
@@ -323,7 +314,6 @@ async function main() {
     log(`RESULT ${JSON.stringify(result)}`);
     process.exit(1);
   });
-  createInterface({ input: child.stderr }).on('line', (line) => console.error(`[sidecar] ${line}`));
 
   const killTimer = setTimeout(() => {
     console.error('[client] timed out; killing the sidecar');
@@ -331,44 +321,37 @@ async function main() {
   }, OVERALL_TIMEOUT_MS);
   killTimer.unref();
 
-  // --- 2. The connection and the sidecar -> client handlers -----------------------------------
-  const conn = createMessageConnection(new StreamMessageReader(child.stdout), new StreamMessageWriter(child.stdin));
-
+  // --- 2. The sidecar -> client handlers -------------------------------------------------------
   // Busy/idle while a rebuild waits for the checkpoint writer. Show it in your status bar.
-  conn.onNotification('rebuild/status', (p) => {
+  sidecar.onRebuildStatus((p) => {
     result.statuses.push({ state: p.state, message: p.message });
     log(`  <- rebuild/status ${p.sessionId}: ${p.state} "${p.message}"`);
   });
   // Configuration warnings (unknown or unused keys).
-  conn.onNotification('window/logMessage', (p) => {
+  sidecar.onWindowLogMessage((p) => {
     result.logMessages.push(p.message);
     log(`  <- window/logMessage (type ${p.type}): ${p.message}`);
   });
-  // LSP work-done progress (we advertise window.workDoneProgress in initialize). Without this
-  // request handler vscode-jsonrpc would answer -32601 and only rebuild/status would be sent.
-  conn.onRequest('window/workDoneProgress/create', (p) => {
+  // LSP work-done progress (we advertise window.workDoneProgress in initialize). The client answers
+  // window/workDoneProgress/create with null itself; the handler only hears of it.
+  sidecar.onWindowWorkDoneProgressCreate((p) => {
     log(`  <- window/workDoneProgress/create token=${JSON.stringify(p.token)}`);
-    return null;
   });
-  conn.onNotification('$/progress', (p) => {
+  sidecar.onProgress((p) => {
     result.progressKinds.push(p.value?.kind);
     const v = p.value ?? {};
     log(`  <- $/progress ${v.kind}${v.title ? ` "${v.title}"` : ''}${v.message ? `: ${v.message}` : ''}${v.cancellable ? ' (cancellable)' : ''}`);
   });
-  conn.onError(([err]) => console.error(`[client] connection error: ${err.message}`));
-  // The sidecar's stdout closed (it exited, or crashed). vscode-jsonrpc does NOT fail the requests
-  // still waiting for an answer on close; dispose() rejects them (PendingResponseRejected), so
-  // nothing awaits forever. A real extension would decide here whether to restart the sidecar and
-  // re-open its sessions (the sidecar's state lives in memory only).
-  conn.onClose(() => {
-    log('  (connection closed)');
-    conn.dispose();
-  });
-  conn.listen();
+  // The connection itself (vscode-jsonrpc's MessageConnection) is `sidecar.connection`. When the
+  // sidecar's stdout closes (it exited, or crashed) the client disposes it, which rejects the
+  // requests still waiting, so nothing awaits forever. A real extension would decide here whether
+  // to restart the sidecar and re-open its sessions (the sidecar's state lives in memory only).
+  sidecar.connection.onError(([err]) => console.error(`[client] connection error: ${err.message}`));
+  sidecar.connection.onClose(() => log('  (connection closed)'));
 
   // --- 3. initialize / initialized ------------------------------------------------------------
   section('initialize');
-  const init = await conn.sendRequest('initialize', {
+  const init = await sidecar.initialize({
     processId: process.pid, // the sidecar exits within ~3 s if this process dies
     clientInfo: { name: 'mimo-sidecar-node-example', version: '0.1.0' },
     rootUri: null,
@@ -384,12 +367,12 @@ async function main() {
     },
   });
   log(`server: ${init.serverInfo?.name} ${init.serverInfo?.version}`);
-  await conn.sendNotification('initialized', {});
+  await sidecar.initialized();
 
   // --- 4. session/open ------------------------------------------------------------------------
   section('session/open');
   const demo = buildSession();
-  const opened = await conn.sendRequest('session/open', {
+  const opened = await sidecar.sessionOpen({
     sessionId: SESSION_ID,
     projectId: PROJECT_ID,
     messages: demo.messages,
@@ -409,7 +392,7 @@ async function main() {
   // The running bash call finished: upsert the part (same id => replaced in place). baseRevision
   // makes the batch apply only if nobody changed the session meanwhile (else error 1002).
   section('session/sync (streamed part)');
-  const synced = await conn.sendRequest('session/sync', {
+  const synced = await sidecar.sessionSync({
     sessionId: SESSION_ID,
     baseRevision: revision,
     upsertParts: [{ messageId: demo.lastAssistantId, part: demo.finishedBash }],
@@ -422,7 +405,7 @@ async function main() {
   // rejected as a whole and the revision does not change.
   section('bad request (expected to fail)');
   try {
-    await conn.sendRequest('session/sync', { sessionId: SESSION_ID, baseRevision: String(revision) });
+    await sidecar.sessionSync({ sessionId: SESSION_ID, baseRevision: String(revision) });
     log('unexpected: the bad request succeeded');
   } catch (err) {
     if (!(err instanceof ResponseError)) throw err;
@@ -434,7 +417,7 @@ async function main() {
 
   // --- 7. request/build before the rebuild ----------------------------------------------------
   section('request/build (before)');
-  const before = await conn.sendRequest('request/build', { sessionId: SESSION_ID });
+  const before = await sidecar.requestBuild({ sessionId: SESSION_ID });
   result.buildBefore = { messages: before.messages.length, estimatedTokens: before.estimatedTokens, schemaErrors: schemaErrors(before.messages) };
   log(`${before.messages.length} model messages, ~${before.estimatedTokens} tokens, prefix ${before.prefix.hash.slice(0, 19)}…`);
 
@@ -442,7 +425,7 @@ async function main() {
   // Run after each finished assistant step. Without `usage` the sidecar uses the newest finished
   // assistant message's `tokens`; `model` gives the window.
   section('rebuild/compute');
-  const computed = await conn.sendRequest('rebuild/compute', { sessionId: SESSION_ID, model: MODEL });
+  const computed = await sidecar.rebuildCompute({ sessionId: SESSION_ID, model: MODEL });
   const t = computed.trigger;
   result.shouldRebuild = t.shouldRebuild;
   log(`usage ${t.count} (${t.usageSource}) vs line ${t.usable} of ${t.hard}: overflow=${t.overflow} shouldRebuild=${t.shouldRebuild}`);
@@ -460,7 +443,7 @@ async function main() {
   // returns its one model request: the conversation up to the watermark with the writer's
   // instructions as the last user turn, in the format asked for (AI SDK here, the default).
   section('checkpoint writer (prepare -> model -> commit) + rebuild/insert');
-  const prepared = await conn.sendRequest('checkpoint/prepare', { sessionId: SESSION_ID });
+  const prepared = await sidecar.checkpointPrepare({ sessionId: SESSION_ID });
   result.prepareStarted = prepared.started;
   const lastContent = prepared.messages.at(-1)?.content;
   result.instructionsLast = Array.isArray(lastContent) && lastContent.at(-1)?.text === prepared.instructions;
@@ -471,7 +454,7 @@ async function main() {
   // watermark is stored yet (this is the session's first writer): a cold start. The sidecar sends
   // rebuild/status busy and waits for the writer before rendering.
   const t0 = Date.now();
-  const insertPromise = conn.sendRequest('rebuild/insert', { sessionId: SESSION_ID, reason: 'auto' });
+  const insertPromise = sidecar.rebuildInsert({ sessionId: SESSION_ID, reason: 'auto' });
 
   // The model call. A real host sends `prepared.messages` to its model here (README: "A real model
   // in the writer's place"); the demo's stand-in fills the template from the conversation.
@@ -480,7 +463,7 @@ async function main() {
   result.checkpointTopic = /^Topic: (.*)$/m.exec(reply)?.[1] ?? null;
   // checkpoint/commit writes the reply as checkpoint.md (atomically) and settles the writer as a
   // success: its watermark is stored. (A failed model call: checkpoint/writerFinished "failure".)
-  const committed = await conn.sendRequest('checkpoint/commit', { sessionId: SESSION_ID, content: reply, watermark: prepared.watermark });
+  const committed = await sidecar.checkpointCommit({ sessionId: SESSION_ID, content: reply, watermark: prepared.watermark });
   result.commitWatermark = committed.watermark;
   log(`commit after ${Date.now() - t0} ms: ${committed.bytesWritten} bytes to ${committed.path}; stored watermark=${committed.watermark}`);
   for (const w of committed.warnings ?? []) log(`  warning: ${w}`);
@@ -520,7 +503,7 @@ async function main() {
 
   // --- 10. request/build after the rebuild ----------------------------------------------------
   section('request/build (after)');
-  const after = await conn.sendRequest('request/build', { sessionId: SESSION_ID });
+  const after = await sidecar.requestBuild({ sessionId: SESSION_ID });
   result.buildAfter = { messages: after.messages.length, estimatedTokens: after.estimatedTokens, schemaErrors: schemaErrors(after.messages) };
   log(`${after.messages.length} model messages, ~${after.estimatedTokens} tokens (before: ${before.messages.length} messages, ~${before.estimatedTokens} tokens)`);
   log(`first message: role=${after.messages[0]?.role}, first text: "${after.messages[0]?.content?.[0]?.text}"`);
@@ -532,7 +515,7 @@ async function main() {
   const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
   const image = { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } };
   const claude = { providerID: 'anthropic', modelID: 'claude-sonnet-4-6', providerMessageID: 'msg_01' };
-  await conn.sendRequest('session/open', {
+  await sidecar.sessionOpen({
     sessionId: 'ses_nodeSplitShape01',
     messages: [
       { info: { id: 's1', role: 'user' }, parts: [{ type: 'text', text: 'What is on the screen?' }, image] },
@@ -541,7 +524,7 @@ async function main() {
       { info: { id: 's4', role: 'user' }, parts: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'shot' }, image] }] },
     ],
   });
-  const split = await conn.sendRequest('request/build', { sessionId: 'ses_nodeSplitShape01', memoryReminder: false });
+  const split = await sidecar.requestBuild({ sessionId: 'ses_nodeSplitShape01', memoryReminder: false });
   result.buildSplit = { roles: split.messages.map((m) => m.role), schemaErrors: schemaErrors(split.messages) };
   log(`split shape: ${split.messages.length} model messages (${result.buildSplit.roles.join(', ')})`);
 
@@ -550,11 +533,11 @@ async function main() {
   // a manual rebuild that waits for it, then cancel the rebuild. vscode-jsonrpc sends
   // $/cancelRequest; the request fails with -32800 and nothing is inserted.
   section('cancellation');
-  const again = await conn.sendRequest('rebuild/compute', { sessionId: SESSION_ID, model: MODEL, preview: false });
+  const again = await sidecar.rebuildCompute({ sessionId: SESSION_ID, model: MODEL, preview: false });
   if (!again.watermark) throw new Error('rebuild/compute returned no watermark after the rebuild');
-  await conn.sendRequest('checkpoint/writerStarted', { sessionId: SESSION_ID, watermark: again.watermark.messageId });
+  await sidecar.checkpointWriterStarted({ sessionId: SESSION_ID, watermark: again.watermark.messageId });
   const cts = new CancellationTokenSource();
-  const cancelled = conn.sendRequest('rebuild/insert', { sessionId: SESSION_ID, reason: 'manual' }, cts.token);
+  const cancelled = sidecar.rebuildInsert({ sessionId: SESSION_ID, reason: 'manual' }, cts.token);
   await sleep(300);
   cts.cancel();
   try {
@@ -565,18 +548,15 @@ async function main() {
     result.cancelCode = err.code;
     log(`cancelled rebuild: ResponseError ${err.code}: ${err.message}`);
   }
-  await conn.sendRequest('checkpoint/writerFinished', { sessionId: SESSION_ID, outcome: 'cancelled' });
-  const info = await conn.sendRequest('session/get', { sessionId: SESSION_ID });
+  await sidecar.checkpointWriterFinished({ sessionId: SESSION_ID, outcome: 'cancelled' });
+  const info = await sidecar.sessionGet({ sessionId: SESSION_ID });
   result.cancelKeptRevision = info.revision === inserted.revision;
   log(`session revision still ${info.revision} (insert left it at ${inserted.revision}); writer: ${JSON.stringify(info.writer)}`);
 
   // --- 12. shutdown + exit ---------------------------------------------------------------------
   section('shutdown');
-  await conn.sendRequest('shutdown');
-  await conn.sendNotification('exit');
-  result.exitCode = await exited;
+  result.exitCode = await sidecar.close(); // shutdown, exit, and the process's exit code
   clearTimeout(killTimer);
-  conn.dispose(); // no-op if onClose already disposed it
   log(`sidecar exited with code ${result.exitCode}`);
   result.ok = true;
 }

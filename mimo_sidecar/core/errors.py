@@ -29,6 +29,8 @@ class ErrorCode(enum.Enum):
     BOUNDARY_ID_REQUIRED = "boundary-id-required"
     # tools/call with a name that is not one of the sidecar's model tools (with the prefix in use)
     UNKNOWN_TOOL = "unknown-tool"
+    # request/build whose request would hold no message at all: no provider accepts one
+    EMPTY_REQUEST = "empty-request"
 
 
 def dotted(path: FieldPath) -> str:

@@ -609,6 +609,17 @@ def memory_write_refused(path: str, problem: str, detail: str = "") -> str:
     return f"{path} was not written: {reason}" + (f" ({detail})" if detail else "") + "; nothing changed"
 
 
+def empty_request(agent_id: str, fmt: str, view_messages: int) -> str:
+    """Why `request/build` refuses a request with no message (error 1012)."""
+    if view_messages == 0:
+        return f"no message to send: agent {agent_id!r} has no message in its view yet"
+    return (
+        f"no message to send: none of the {view_messages} messages in agent {agent_id!r}'s view gives a "
+        f"{fmt} message (data.warnings says what was left out: parts no format carries, text flagged "
+        "ignored or blank, ...)"
+    )
+
+
 def current_checkpoint_unusable(path: str, problem: str) -> str:
     return (
         f"checkpoint.md: {path}: {problem}; the writer instructions treat it as absent, and a commit "

@@ -14,6 +14,7 @@ the recorder's process ID as 4242, the UUIDs pygls gives its own requests as fix
 the measured length of a writer wait (`wait.waitedMs`, real elapsed time) as `DOC_WAITED_MS`.
 
     python -m mimo_sidecar.rpc.doc_examples [PATH]           # `make docs`: record, rewrite protocol.md
+                                                             # and write schemas/ beside it
     python -m mimo_sidecar.rpc.doc_examples --check [PATH]   # report differences, change nothing
 
 tests/unit/test_protocol_doc.py records again and fails when protocol.md shows anything else.
@@ -274,13 +275,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     recorded = examples(record())
     text = args.path.read_text(encoding="utf-8")
+    schemas = args.path.parent / protocol_doc.SCHEMA_DIR.name
     if args.check:
-        problems = protocol_doc.check(text, recorded)
+        problems = protocol_doc.check(text, recorded) + protocol_doc.check_schema_files(schemas)
     else:
         new, problems = protocol_doc.render(text, recorded)
         if new != text:
             args.path.write_text(new, encoding="utf-8")
             sys.stderr.write(f"updated {args.path}\n")
+        for name in protocol_doc.write_schema_files(schemas):
+            sys.stderr.write(f"updated {schemas / name}\n")
     for p in problems:
         sys.stderr.write(f"protocol.md: {p}\n")
     return 1 if problems else 0

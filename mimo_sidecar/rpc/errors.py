@@ -2,7 +2,8 @@
 
 Standard JSON-RPC/LSP codes are used for transport and validation problems; application errors use
 codes from 1001 up, outside the range JSON-RPC reserves (-32768..-32000) and the codes LSP clients
-such as vscode-jsonrpc generate themselves. 1010 belongs to the rebuild methods, 1011 to the model tools.
+such as vscode-jsonrpc generate themselves. 1010 belongs to the rebuild methods, 1011 to the model tools,
+1012 to request/build.
 
 Application errors carry `data` with at least `name` and, when one input is at fault, `field` (the
 camelCase path of the offending param, with list indexes as numbers: `upsertParts.0.part.id`).
@@ -102,12 +103,18 @@ BOUNDARY_ID_REQUIRED = ErrorSpec(
     "rebuild/insert without boundaryMessageId for a session whose declared-ascending IDs the "
     "sidecar cannot mint (neither MiMo v2 nor legacy v1); nothing was changed.",
 )
-
 UNKNOWN_TOOL = ErrorSpec(
     1011,
     "UnknownTool",
     "tools/call with a name that is not one of the sidecar's model tools with the prefix in use. "
-    "data: {name}. (A bad argument of a known tool is not an error: the result says isError.)",
+    "data: {tool}. (A bad argument of a known tool is not an error: the result says isError.)",
+)
+EMPTY_REQUEST = ErrorSpec(
+    1012,
+    "EmptyRequest",
+    "request/build whose request would hold no message at all (no provider accepts one): the view is "
+    "empty, or nothing in it can be sent in the format; the message says which. "
+    "data: {agentId, format, viewMessages, warnings}.",
 )
 
 ERRORS: tuple[ErrorSpec, ...] = (
@@ -129,6 +136,7 @@ ERRORS: tuple[ErrorSpec, ...] = (
     MEMORY_WRITE_FAILED,
     BOUNDARY_ID_REQUIRED,
     UNKNOWN_TOOL,
+    EMPTY_REQUEST,
 )
 
 # Every domain error code and its wire error. Total: tests/unit/test_error_map.py fails when a code
@@ -145,15 +153,15 @@ DOMAIN_ERRORS: dict[ErrorCode, ErrorSpec] = {
     ErrorCode.MEMORY_WRITE_FAILED: MEMORY_WRITE_FAILED,
     ErrorCode.BOUNDARY_ID_REQUIRED: BOUNDARY_ID_REQUIRED,
     ErrorCode.UNKNOWN_TOOL: UNKNOWN_TOOL,
+    ErrorCode.EMPTY_REQUEST: EMPTY_REQUEST,
 }
 
 INTERNAL_MESSAGE = "internal error in the sidecar (details are in its log)"
 
 
 def rpc_error(spec: ErrorSpec, message: str, data: dict[str, Any] | None = None) -> JsonRpcException:
-    payload: dict[str, Any] = {"name": spec.name}
-    if data:
-        payload.update(data)
+    payload: dict[str, Any] = {"name": spec.name, **(data or {})}
+    payload["name"] = spec.name  # the error's, whatever `data` holds: clients dispatch on it
     return JsonRpcException(message=message, code=spec.code, data=payload)
 
 

@@ -147,12 +147,15 @@ class InsertFlow(Generic[T]):
     async def _wait_for_writer(self, bound: int | None = None) -> WriterWait | None:
         """Wait (bounded: `bound`, else the render-time bound) for the session's writer in flight,
         showing the verbatim busy status."""
-        if not self.slot.session.writer.in_flight:
+        awaited = writers.awaited_settlement(self.slot)
+        if awaited is None:
             return None
         if bound is None:
             bound = writers.wait_bound_ms(self.settings.config, self.slot.session)
+        # The status goes out first, and sending it yields: a host that commits as soon as it sees
+        # "Preparing…" may settle the writer before the wait begins. That settlement is the answer.
         await self.status.busy(texts.PREPARING_STATUS)
-        return await writers.wait(self.slot, bound)
+        return await writers.wait(self.slot, bound, awaited)
 
     def _stopped(self, outcome: InsertOutcome, wait: WriterWait | None) -> tuple[Inserted, Commit]:
         """An insert that ends before rendering; the "off" outcomes carry their one-time notice

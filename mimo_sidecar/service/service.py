@@ -17,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from ..core import engine
+from ..core import engine, texts
 from ..core.config import RebuildConfig
-from ..core.errors import DomainError
+from ..core.errors import DomainError, ErrorCode
 from ..core.formats import AI_SDK_OUTPUT, BuildOutput
 from ..core.ids import IdMinter
 from ..core.memory_files import CHECKPOINT_FILE, MemoryRoot
@@ -277,6 +277,8 @@ class SidecarService:
             cache_ttl=output.cache_ttl,
             sidecar_tools=output.sidecar_tools,
         )
+        if not result.request.messages:
+            raise _empty_request(result, agent_id, output.fmt, len(session.context_view(agent_id)))
         return Built(session.revision, result)
 
     def build_for_writer(
@@ -299,6 +301,8 @@ class SidecarService:
             if up_to is not None:
                 raise writers.not_in_main_view(up_to, "upTo") from None
             raise writers.not_in_main_view(session.writer.end_message_id, None) from None
+        if not result.request.messages:
+            raise _empty_request(result, MAIN_AGENT, output.fmt, len(engine.writer_view(session, up_to)))
         return Built(session.revision, result)
 
     # -- the model tools (behavior.md#d18) -----------------------------------------------------------
@@ -333,3 +337,17 @@ class SidecarService:
             self.model_tool_prefix(session_id, prefix),
         )
         return call_tool(context, name, arguments)
+
+def _empty_request(result: engine.BuildResult, agent_id: str, fmt: str, view_messages: int) -> DomainError:
+    """A request with no message at all is refused, naming why: no provider accepts one, and an
+    empty list with only warnings would be sent as it is (error 1012)."""
+    return DomainError(
+        ErrorCode.EMPTY_REQUEST,
+        texts.empty_request(agent_id, fmt, view_messages),
+        data={
+            "agentId": agent_id,
+            "format": fmt,
+            "viewMessages": view_messages,
+            "warnings": list(result.request.warnings),
+        },
+    )

@@ -103,21 +103,31 @@ def wait_bound_ms(config: RebuildConfig, session: Session) -> int:
     return config.writer_wait_without_watermark_ms
 
 
-async def wait(slot: SessionSlot, bound_ms: int) -> WriterWait:
+def awaited_settlement(slot: SessionSlot) -> int | None:
+    """The settlement that ends the writer in flight now (its number), or None with none in flight."""
+    writer = slot.session.writer
+    return writer.settlements + 1 if writer.in_flight else None
+
+
+async def wait(slot: SessionSlot, bound_ms: int, awaited: int | None = None) -> WriterWait:
     """Wait for the writer in flight now to settle, at most `bound_ms` (behavior.md#writer-wait).
 
     `no-writer` if none is in flight; `success`; `failure` (outcome failure or cancelled, with
     the host's retryable flag for a classified failure); `timeout`, which leaves the writer in
     flight. A session closed during the wait raises DomainError(SESSION_NOT_FOUND).
     Cancellation of the caller propagates as usual.
+
+    `awaited` (from `awaited_settlement`, taken earlier) is the writer the caller decided to wait
+    for: when the caller awaited something in between (the busy status, sent before the wait), that
+    writer may have settled meanwhile, and its settlement is the answer, not `no-writer`.
     """
-    writer = slot.session.writer
-    if not writer.in_flight:
+    if awaited is None:
+        awaited = awaited_settlement(slot)
+    if awaited is None:
         return WriterWait("no-writer", bound_ms=bound_ms)
     loop = asyncio.get_running_loop()
     started = loop.time()
     deadline = started + max(0, bound_ms) / 1000
-    awaited = writer.settlements + 1
     while True:
         settled = _settlement(slot, awaited)
         if settled is not None:

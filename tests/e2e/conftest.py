@@ -8,12 +8,15 @@
   `pytestmark = pytest.mark.asyncio(loop_scope="module")`.
 - `rb` (module scope): the same with short writer waits and work-done progress (rebuild tests).
 - `fresh_client` (function scope): a client whose server has not been initialized yet.
+- `memory_root` (module scope): a fresh temporary memory root; `sidecar` (module scope): the typed
+  client (`mimo_sidecar.client.Sidecar`) of one sidecar process initialized on it.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
+from mimo_sidecar.client import Sidecar
 from mimo_sidecar.rpc.protocol import raw_converter_factory
 
 from .rawclient import hook_env
@@ -102,3 +106,16 @@ async def fresh_client(lsp_client: LanguageClient) -> AsyncIterator[None]:
     yield
     if lsp_client._server is not None and lsp_client._server.returncode is None:
         lsp_client.exit(None)
+
+
+@pytest.fixture(scope="module")
+def memory_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("memory")
+
+
+@pytest.fixture(scope="module")
+def sidecar(memory_root: Path) -> Iterator[Sidecar]:
+    """One sidecar for the module's tests, driven through the typed client."""
+    with Sidecar.spawn(stderr=subprocess.DEVNULL) as client:
+        client.initialize(memory_root=str(memory_root))
+        yield client

@@ -136,7 +136,11 @@ def test_a_frame_nested_too_deep_is_answered_with_its_id(fresh: JsHostClient, ro
     assert error_of(reply)["code"] == -32600
     at_limit = fresh.call(
         "session/open",
-        {"sessionId": "ok", "tasks": [{"id": "T1", "status": "open", "deep": nested(1000, "list")}]},
+        {
+            "sessionId": "ok",
+            "tasks": [{"id": "T1", "status": "open", "deep": nested(1000, "list")}],
+            "messages": [{"info": {"id": "m1", "role": "user"}, "parts": [{"type": "text", "text": "hi"}]}],
+        },
     )
     assert at_limit["result"] == {"sessionId": "ok", "revision": 1}
     assert "result" in fresh.call("request/build", {"sessionId": "ok"})

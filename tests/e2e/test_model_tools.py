@@ -289,6 +289,8 @@ def test_host_mistakes_are_rpc_errors(story: Story) -> None:
         assert err.value.code == code, params
         where = err.value.data.get("field") or err.value.data["errors"][0]["field"]
         assert where == fld
+        if code == 1011:  # the error's name, and the tool name the host sent
+            assert (err.value.data["name"], err.value.data["tool"]) == ("UnknownTool", "history")
 
 
 # -- confinement ------------------------------------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 Runs the example exactly as an extension author would (`node client.mjs <memoryRoot>`, with
 `MIMO_SIDECAR_PYTHON` pointing at this interpreter) and asserts the facts it reports on its last
-stdout line, `RESULT {json}`. Skipped when Node/npm are missing, or when its dependencies
-(vscode-jsonrpc; `ai` and `zod` for the AI SDK's own ModelMessage schema) are not installed and the
-npm registry cannot be reached.
+stdout line, `RESULT {json}`. Skipped when Node/npm are missing, or when its dependencies (the
+typed client of clients/typescript; `ai` and `zod` for the AI SDK's own ModelMessage schema) are
+not installed and the npm registry cannot be reached.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "node"
+TYPED_CLIENT = REPO / "clients" / "typescript"
 NPM_TIMEOUT_S = 180
 CLIENT_TIMEOUT_S = 60
 
@@ -43,29 +44,35 @@ _NETWORK_ERRORS = (
 )
 
 
-def _ensure_node_modules() -> None:
-    if all(
-        (EXAMPLE / "node_modules" / dep / "package.json").exists() for dep in ("vscode-jsonrpc", "ai", "zod")
-    ):
-        return
+def _npm_ci(where: Path) -> None:
     npm = shutil.which("npm")
     assert npm is not None
     try:
         proc = subprocess.run(
             [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=EXAMPLE,
+            cwd=where,
             capture_output=True,
             text=True,
             timeout=NPM_TIMEOUT_S,
         )
     except subprocess.TimeoutExpired:
-        pytest.skip(f"`npm ci` in {EXAMPLE} did not finish in {NPM_TIMEOUT_S} s (registry unreachable?)")
+        pytest.skip(f"`npm ci` in {where} did not finish in {NPM_TIMEOUT_S} s (registry unreachable?)")
     if proc.returncode != 0:
         output = proc.stdout + proc.stderr
         network = [line for line in output.splitlines() if any(m in line for m in _NETWORK_ERRORS)]
         if network:
             pytest.skip(f"`npm ci` could not reach the npm registry: {network[0].strip()}")
-        pytest.fail(f"`npm ci` failed in {EXAMPLE} (exit {proc.returncode}):\n{output}")
+        pytest.fail(f"`npm ci` failed in {where} (exit {proc.returncode}):\n{output}")
+
+
+def _ensure_node_modules() -> None:
+    """The typed client first (its `npm ci` builds it: npm runs no install script of a linked
+    package), then the example, which links it."""
+    if not (TYPED_CLIENT / "dist" / "src" / "index.js").exists():
+        _npm_ci(TYPED_CLIENT)
+    deps = ("mimo-sidecar-client", "ai", "zod")
+    if not all((EXAMPLE / "node_modules" / dep / "package.json").exists() for dep in deps):
+        _npm_ci(EXAMPLE)
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,6 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def memory_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("memory")
-
-
-@pytest.fixture(scope="module")
 def raw(memory_root: Path) -> Iterator[RawClient]:
     """One initialized process shared by the tests that leave it usable."""
     with RawClient() as client:

@@ -26,7 +26,9 @@ DOCUMENTS = [
     *sorted((ROOT / "docs").glob("*.md")),
     ROOT / "examples" / "node" / "README.md",
     ROOT / "examples" / "sample" / "README.md",
+    ROOT / "examples" / "hosts" / "README.md",
     ROOT / "benchmarks" / "README.md",
+    ROOT / "schemas" / "README.md",  # generated: every model's file
 ]
 EXTERNAL = ("http://", "https://", "mailto:")
 

@@ -223,6 +223,38 @@ async def test_with_nothing_in_flight_the_cold_start_gates_answer_at_once(memory
     assert [state for state, _ in log if state == "busy"] == []  # nothing waited, nothing shown
 
 
+class SettlingStatus(RecordedStatus):
+    """A host that commits the writer the moment it sees "Preparing…", before the wait begins:
+    sending the status yields, and the commit lands in between."""
+
+    def __init__(self, log: StatusLog, session_id: str, settle: list[SidecarService]) -> None:
+        super().__init__(log, session_id)
+        self.settle = settle
+
+    async def busy(self, message: str) -> None:
+        await super().busy(message)
+        if message == texts.PREPARING_STATUS:
+            self.settle[0].writer_finished(SID, "success")
+            await asyncio.sleep(0)
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold-start", "stored-watermark"])
+async def test_a_writer_settled_while_the_busy_status_goes_out_is_the_waits_answer(
+    memory_root: Path, cold: bool
+) -> None:
+    log = StatusLog()
+    box: list[SidecarService] = []
+    svc = SidecarService(
+        memory_root=memory_root, status=lambda sid: SettlingStatus(log, sid, box), clock=lambda: T0
+    )
+    box.append(svc)
+    svc.open(OpenRequest(SID, messages=history(), watermark=None if cold else "m02"))
+    svc.writer_started(SID, "m02")
+    inserted = await asyncio.wait_for(svc.insert(InsertRequest(SID, "auto", "main")), 5)
+    assert inserted.outcome == "rebuilt"  # not writer-failed (a wait that found "no writer")
+    assert inserted.wait is not None and inserted.wait.result == "success"
+
+
 # -- D21: which watermark the boundary gets after a writer wait ---------------------------------
 async def _insert_during_a_writer(
     memory_root: Path, outcome: str | None, config: RebuildConfig | None = None

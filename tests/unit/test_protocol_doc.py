@@ -5,6 +5,7 @@ again here, and compared."""
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
 
@@ -103,3 +104,75 @@ def test_recorded_messages_match_their_models(recorded: protocol_doc.Examples) -
                 spec.params.model_validate(params)
             elif label == "Response" and spec.result is not None:
                 spec.result.model_validate(message["result"])
+
+
+# -- the schemas live in files of their own; protocol.md stays a readable reference ----------------
+
+
+def test_schema_files_are_the_models() -> None:
+    problems = protocol_doc.check_schema_files()
+    assert problems == [], "schemas/ differs from the wire models; run `make docs`: " + "; ".join(problems)
+
+
+def test_schema_files_check_detects_drift(tmp_path: Any) -> None:
+    protocol_doc.write_schema_files(tmp_path)
+    assert protocol_doc.check_schema_files(tmp_path) == []
+    (tmp_path / "OpenParams.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "Gone.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "SyncParams.json").unlink()
+    assert protocol_doc.check_schema_files(tmp_path) == [
+        "schemas/SyncParams.json: missing",
+        "schemas/Gone.json: no such model",
+        "schemas/OpenParams.json: stale",
+    ]
+
+
+def test_every_schema_reference_names_a_schema_file() -> None:
+    files = protocol_doc.schema_files()
+    schemas = [text for name, text in files.items() if name.endswith(".json")]
+    refs = {ref for text in schemas for ref in re.findall(r'"\$ref": "([^"]+)"', text)}
+    assert refs and refs <= set(files), sorted(refs - set(files))
+    listed = {m["params"] for m in json.loads(files["methods.json"])} | {
+        m["result"] for m in json.loads(files["methods.json"])
+    }
+    assert listed - {None} <= {name.removesuffix(".json") for name in files}
+
+
+def test_protocol_md_stays_short(text: str) -> None:
+    """The reference without its schemas: under 3,000 lines (the guide is docs/hosts.md)."""
+    assert len(text.splitlines()) < 3000
+
+
+def _repeated(value: Any, seen: set[str]) -> str | None:
+    """A large value of `value` that `seen` (or `value` itself) already holds, else None."""
+    dumped = json.dumps(value, sort_keys=True)
+    if len(dumped) >= protocol_doc.REPEAT_SHOWN_ONCE:
+        if dumped in seen:
+            return dumped
+        seen.add(dumped)
+    children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return next((r for child in children if (r := _repeated(child, seen)) is not None), None)
+
+
+def test_no_example_shows_a_value_twice(text: str) -> None:
+    """A large value (the writer's instructions, the section list) is printed once per example."""
+    for block in re.findall(r"```json\n(.*?)\n```", text, flags=re.S):
+        try:
+            message = json.loads(block)
+        except json.JSONDecodeError:
+            continue  # a fragment of several JSON lines (the Formats examples)
+        repeated = _repeated(message, set())
+        assert repeated is None, f"shown twice in one example: {repeated[:120]}…"
+
+
+def test_shown_once_names_the_first_place() -> None:
+    long = "x" * protocol_doc.REPEAT_SHOWN_ONCE
+    message = {"result": {"messages": [{"text": long}], "instructions": long, "short": "a", "again": "a"}}
+    assert protocol_doc.shown_once(message) == {
+        "result": {
+            "messages": [{"text": long}],
+            "instructions": "(the same as result.messages[0].text)",
+            "short": "a",
+            "again": "a",
+        }
+    }

@@ -37,7 +37,7 @@ def tool_named(name: str, prefix: str) -> str:
             ErrorCode.UNKNOWN_TOOL,
             texts.unknown_tool(name, [prefix + n for n in MODEL_TOOL_NAMES]),
             ("name",),
-            {"name": name},
+            {"tool": name},
         )
     return bare
 

@@ -1,4 +1,4 @@
-"""The Python client of the sidecar: spawns it and speaks JSON-RPC over its stdio.
+"""The JSON connection to a sidecar: spawns it and speaks JSON-RPC over its stdio, with plain dicts.
 
     with SidecarClient.spawn(on_notification=print) as client:
         client.initialize(memory_root="/path/to/memory")
@@ -9,8 +9,10 @@ on a reader thread, and notifications (`rebuild/status`, `window/logMessage`) go
 A request can also be encoded ahead of time (`prepare`, then `send`), so that a benchmark times
 the exchange and not the client's own serialization; `send` reports the response's size.
 
-It does not import pygls: it is the package's Content-Length framing (`mimo_sidecar.transport.framing`) over
-pipes. The demo host and the benchmarks use it; the tests keep an independent raw client.
+The typed client (`client.sync.Sidecar`, docs/client.md) runs over this connection. It does not
+import pygls: it is the package's Content-Length framing (`mimo_sidecar.transport.framing`) and
+JSON codec (`transport.jsonrpc_codec`: a lone surrogate in a host string goes and comes back as
+its escape) over pipes. The demo host and the benchmarks use it; the tests keep an independent raw client.
 """
 
 from __future__ import annotations
@@ -26,39 +28,39 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import IO, Any
 
-import orjson
+from ..transport.framing import FrameReader, frame
+from ..transport.jsonrpc_codec import dumps, loads
+from .errors import METHOD_NOT_FOUND, RpcError, RpcTimeout, SidecarClosed, error_of
 
-from .transport.framing import FrameReader, frame
+__all__ = [
+    "Answer",
+    "Prepared",
+    "RequestFuture",
+    "Response",
+    "RpcError",
+    "RpcTimeout",
+    "SidecarClient",
+    "SidecarClosed",
+]
 
 Notification = Callable[[str, Any], None]
-METHOD_NOT_FOUND = -32601
+# A request from the sidecar (`window/workDoneProgress/create`): its result, or None to decline it.
+ServerRequest = Callable[[str, Any], "Answer | None"]
+
+# The default time a request may take: generous for a session/open of tens of megabytes, and the
+# typed client replaces it per method (client/timeouts.py: an insert may wait for a writer).
+DEFAULT_TIMEOUT_S = 120.0
 
 
-class RpcError(Exception):
-    """An error response: `code`, `message` and `data` as the sidecar sent them."""
+@dataclass(frozen=True)
+class Answer:
+    """The result a client sends back for a request of the sidecar's."""
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-        self.data = data
-
-    @property
-    def method_missing(self) -> bool:
-        return self.code == METHOD_NOT_FOUND
-
-
-class SidecarClosed(RpcError):
-    def __init__(self, detail: str) -> None:
-        super().__init__(-32099, f"sidecar connection closed: {detail}")
-
-
-class RpcTimeout(Exception):
-    """No response within the time allowed."""
+    result: Any = None
 
 
 def encode_frame(message: dict[str, Any]) -> bytes:
-    return frame(orjson.dumps(message))
+    return frame(dumps(message))
 
 
 class RequestFuture(Future[Any]):
@@ -89,9 +91,15 @@ class Response:
 
 
 class SidecarClient:
-    def __init__(self, proc: subprocess.Popen[bytes], on_notification: Notification | None = None) -> None:
+    def __init__(
+        self,
+        proc: subprocess.Popen[bytes],
+        on_notification: Notification | None = None,
+        on_request: ServerRequest | None = None,
+    ) -> None:
         self.proc = proc
         self.on_notification = on_notification
+        self.on_request = on_request
         self._ids = itertools.count(1)
         self._pending: dict[int | str, Future[Response]] = {}
         self._lock = threading.Lock()
@@ -104,6 +112,7 @@ class SidecarClient:
         cls,
         *,
         on_notification: Notification | None = None,
+        on_request: ServerRequest | None = None,
         args: list[str] | None = None,
         stderr: IO[Any] | int | None = None,
         env: dict[str, str] | None = None,
@@ -120,7 +129,7 @@ class SidecarClient:
             env=env or dict(os.environ),
             cwd=cwd,
         )
-        return cls(proc, on_notification)
+        return cls(proc, on_notification, on_request)
 
     @property
     def pid(self) -> int:
@@ -130,11 +139,11 @@ class SidecarClient:
     def prepare(self, method: str, params: Any = None, *, params_json: bytes | None = None) -> Prepared:
         """Encode a request; `params_json` splices already-serialized params (no re-encoding)."""
         msg_id = next(self._ids)
-        body = b'{"jsonrpc":"2.0","id":%d,"method":%s' % (msg_id, orjson.dumps(method))
+        body = b'{"jsonrpc":"2.0","id":%d,"method":%s' % (msg_id, dumps(method))
         if params_json is not None:
             body += b',"params":' + params_json
         elif params is not None:
-            body += b',"params":' + orjson.dumps(params)
+            body += b',"params":' + dumps(params)
         return Prepared(msg_id, method, frame(body + b"}"))
 
     def send_async(self, prepared: Prepared) -> Future[Response]:
@@ -144,7 +153,7 @@ class SidecarClient:
         self._write(prepared.data)
         return fut
 
-    def send(self, prepared: Prepared, timeout: float | None = 120) -> Response:
+    def send(self, prepared: Prepared, timeout: float | None = DEFAULT_TIMEOUT_S) -> Response:
         """Send a prepared request and wait for its response; raises RpcError on an error reply."""
         fut = self.send_async(prepared)
         try:
@@ -166,7 +175,7 @@ class SidecarClient:
         self.send_async(prepared).add_done_callback(settle)
         return result
 
-    def request(self, method: str, params: Any = None, timeout: float | None = 120) -> Any:
+    def request(self, method: str, params: Any = None, timeout: float | None = DEFAULT_TIMEOUT_S) -> Any:
         return self.send(self.prepare(method, params), timeout).result
 
     def notify(self, method: str, params: Any = None) -> None:
@@ -229,7 +238,7 @@ class SidecarClient:
         reader = FrameReader(self.proc.stdout)
         try:
             while (body := reader.read()) is not None:
-                self._dispatch(orjson.loads(body), len(body))
+                self._dispatch(loads(body), len(body))
         except (OSError, ValueError) as exc:
             self._fail_all(str(exc))
             return
@@ -237,16 +246,8 @@ class SidecarClient:
 
     def _dispatch(self, message: dict[str, Any], size: int) -> None:
         if "method" in message:
-            if "id" in message:  # a request from the sidecar (work-done progress): decline politely
-                self._write(
-                    encode_frame(
-                        {
-                            "jsonrpc": "2.0",
-                            "id": message["id"],
-                            "error": {"code": METHOD_NOT_FOUND, "message": "not supported by this client"},
-                        }
-                    )
-                )
+            if "id" in message:  # a request from the sidecar (work-done progress)
+                self._answer(message)
             elif self.on_notification is not None:
                 self.on_notification(message["method"], message.get("params"))
             return
@@ -257,11 +258,21 @@ class SidecarClient:
             fut = self._pending.pop(msg_id, None)
         if fut is None:
             return
-        error = message.get("error")
-        if error is not None:
-            fut.set_exception(RpcError(error.get("code", 0), error.get("message", ""), error.get("data")))
+        if message.get("error") is not None:
+            fut.set_exception(error_of(message))
         else:
             fut.set_result(Response(message.get("result"), size))
+
+    def _answer(self, request: dict[str, Any]) -> None:
+        """Answer a request of the sidecar's: with the `on_request` callback's result, or decline it
+        (a client that did not advertise work-done progress never gets one)."""
+        answer = self.on_request(request["method"], request.get("params")) if self.on_request else None
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
+        if answer is None:
+            reply["error"] = {"code": METHOD_NOT_FOUND, "message": "not supported by this client"}
+        else:
+            reply["result"] = answer.result
+        self._write(encode_frame(reply))
 
     def _fail_all(self, detail: str) -> None:
         with self._lock:
