@@ -45,6 +45,7 @@ from .recent_user import logical_window, newest_user_ask
 from .render import RenderInputs, RenderResult, render
 from .request_build import BuiltRequest, build_messages
 from .request_size import RequestSizes, prefix_tokens, request_tokens
+from .running_size import view_request_tokens
 from .session import Session
 from .tail_digest import interrupted_call_ids
 from .tool_pointers import PointerTexts, missing_tools, sidecar_tool_names
@@ -164,9 +165,10 @@ def decide_trigger(
     if usage is None:
 
         def estimate() -> int:
-            return estimated_request_tokens(session, msgs, agent_id)
+            return estimated_request_tokens(session, agent_id)
 
-        choice = choose_usage(msgs, ordering, session.view_start(agent_id), estimate)
+        holders = None if session.inherits_context(agent_id) else session.newest_with_usage(agent_id)
+        choice = choose_usage(msgs, ordering, session.view_start(agent_id), estimate, holders)
         usage, source = (dict(choice.tokens) if choice.tokens is not None else None), choice.source
         notes = (choice.warning,) if choice.warning else ()
     model = model or model_from_history(msgs)
@@ -189,11 +191,12 @@ def decide_trigger(
     )
 
 
-def estimated_request_tokens(session: Session, view: Sequence[Message], agent_id: str = MAIN_AGENT) -> int:
-    """The request a view makes, estimated: the frozen prefix plus the messages the collapse keeps,
-    as the provider of the model in use counts them (behavior.md#d15)."""
+def estimated_request_tokens(session: Session, agent_id: str = MAIN_AGENT) -> int:
+    """The request the agent's context view makes, estimated: the frozen prefix plus the messages
+    the collapse keeps, as the provider of the model in use counts them (behavior.md#d15), from
+    the view's running sum (`running_size`)."""
     counting = session_counting(session, agent_id)
-    return prefix_tokens(session.request_prefix) + request_tokens(view, session.ordering(), counting)
+    return prefix_tokens(session.request_prefix) + view_request_tokens(session, agent_id, counting)
 
 
 def session_counting(session: Session, agent_id: str = MAIN_AGENT) -> Counting:
@@ -313,7 +316,7 @@ def compute(
                 msgs=main_view, tail=tail,
             )
             spared = live_ids(main_view, point)
-            sizes, _ = request_sizes(session, main_view, draft, base, now_ms, session.tool_name_map, spared)
+            sizes, _ = request_sizes(session, draft, base, now_ms, session.tool_name_map, spared)
             outcome = "no-gain" if _refused(config, sizes) else "rebuilt"
     return ComputeResult(trigger, wm, stored, rendered, outcome, fidelity, sizes, accuracy)
 
@@ -468,9 +471,8 @@ def plan_insert(
     missing = unheld_named_tools(session, tools_named_by_boundary(boundary), ())
     if missing:
         warnings.append(f"{NAMED_TOOL_MISSING}: {texts.named_tools_missing('the boundary', missing)}")
-    view = session.context_view(MAIN_AGENT)
     names = tool_names(session, tool_name_map)
-    result.sizes, plan = request_sizes(session, view, boundary, base, now_ms, names, live_ids(msgs, point))
+    result.sizes, plan = request_sizes(session, boundary, base, now_ms, names, live_ids(msgs, point))
     if plan.unmapped:
         warnings.append(texts.unmapped_tool_results(plan.unmapped))
     if _refused(config, result.sizes):
@@ -594,14 +596,13 @@ def unheld_named_tools(session: Session, named: Sequence[str], added: Sequence[s
 
 def request_sizes(
     session: Session,
-    view: Sequence[Message],
     boundary: Message,
     base: int | None,
     now_ms: int,
     tool_name_map: Mapping[str, str] | None = None,
     spared: frozenset[str] = frozenset(),
 ) -> tuple[RequestSizes, MicrocompactionPlan]:
-    """The request now (over `view`) and once `boundary` is inserted and microcompaction has
+    """The request now (over the main context view) and once `boundary` is inserted and microcompaction has
     marked the results created after the boundary's base time (`base`, at `now_ms`), those of the
     live step (`spared`) excepted, estimated (behavior.md#request); and that microcompaction's plan."""
     plan = plan_microcompaction(
@@ -610,7 +611,7 @@ def request_sizes(
     ordering = session.ordering()
     counting = session_counting(session)
     after = request_tokens(session.view_with(boundary), ordering, counting, plan.marks, now_ms)
-    return RequestSizes(request_tokens(view, ordering, counting), after), plan
+    return RequestSizes(view_request_tokens(session, MAIN_AGENT, counting), after), plan
 
 
 def tool_names(session: Session, insert_map: Mapping[str, str] | None) -> dict[str, str]:

@@ -78,7 +78,7 @@ def message_token_counts(messages: Sequence[Message], counting: Counting) -> lis
     responses: dict[str, list[PartCost]] = {}  # providerMessageID → the costs of its entries
     shares = []
     for i, m in enumerate(messages):
-        share = m.request_tokens(counting) - _cleared_tokens(m, counting)
+        share = base_share(m, counting)
         if m.role == "assistant":
             costs = m.part_costs()
             response = m.info.get("providerMessageID")
@@ -90,6 +90,12 @@ def message_token_counts(messages: Sequence[Message], counting: Counting) -> lis
                 share += hidden_reasoning(tokens, costs, counting)
         shares.append(share)
     return shares
+
+
+def base_share(message: Message, counting: Counting) -> int:
+    """A message's share of the request before the hidden reasoning of its response: its parts,
+    less what its compaction marks clear."""
+    return message.request_tokens(counting) - _cleared_tokens(message, counting)
 
 
 def current_turn_start(messages: Sequence[Message]) -> int:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, Protocol, TypeVar, overload
 
 from . import texts
 from .errors import DomainError, ErrorCode, FieldPath
@@ -29,6 +29,21 @@ DAY_MS = 86_400_000
 
 
 INVALID = ErrorCode.INVALID_SESSION_DATA
+F = TypeVar("F", bound="Follower")
+
+
+class Follower(Protocol):
+    """A figure derived from the session's messages and kept up to date by change (the request
+    size's running sum, `running_size`): told of every message changed, added or removed, and of
+    every change it cannot follow (a resort)."""
+
+    def touch(self, message: Message) -> None: ...
+
+    def invalidate(self) -> None: ...
+
+
+# Followers kept per session (one per agent and provider counting in use); the oldest goes first.
+MAX_FOLLOWERS = 8
 
 
 @dataclass
@@ -117,6 +132,10 @@ class Session:
         self._total_tokens = 0
         self._parent: Session | None = None
         self._parent_watermark: str | None = None
+        self._followers: dict[Any, Follower] = {}
+        # Per agent, its assistant messages that hold a usage record, in listing order: the trigger
+        # looks for the newest one without walking a history of steps that have none (Codex, Cline).
+        self._with_usage: dict[str, _Listing] = {}
 
     # -- reading -----------------------------------------------------------------------------
     @property
@@ -204,6 +223,10 @@ class Session:
         view.cut_after(self._parent_watermark)
         return view.messages
 
+    def inherits_context(self, agent_id: str = MAIN_AGENT) -> bool:
+        """The agent's context view starts with an inherited context (`context_view`)."""
+        return agent_id == MAIN_AGENT and self._inherits()
+
     def _inherits(self) -> bool:
         """Its main view starts with its parent's: forked, and no boundary of its own yet."""
         return self._parent is not None and self.view_start(MAIN_AGENT) is None
@@ -265,6 +288,17 @@ class Session:
                 if best is None or self._listing_key(m) > self._listing_key(best):
                     best = m
         return best
+
+    def newest_with_usage(self, agent_id: str = MAIN_AGENT) -> Iterator[Message]:
+        """The agent's assistant messages that hold a usage record (`info.tokens`, an object),
+        newest first, down to the start of its view (not a forked session's inherited context)."""
+        listing = self._with_usage.get(agent_id)
+        if not listing:
+            return iter(())
+        start = self.view_start(agent_id)
+        floor = bisect.bisect_left(listing.keys, self._listing_key(start)) if start is not None else 0
+        msgs = listing.msgs
+        return (msgs[i] for i in range(len(msgs) - 1, floor - 1, -1))
 
     def view_carriers(self, agent_id: str = MAIN_AGENT) -> list[Message]:
         """The messages of the agent's view that carry a checkpoint or compaction part (any role)."""
@@ -440,7 +474,26 @@ class Session:
         # Chronological listing order (behavior.md#listing-order): (time.created, creation key).
         return (msg.created, msg.id if self.id_mode else msg.seq)
 
+    def listing_key(self, msg: Message) -> tuple[Any, Any]:
+        """Where `msg` sorts in listing order (behavior.md#listing-order)."""
+        return self._listing_key(msg)
+
+    def follower(self, key: Any, make: Callable[[], F]) -> F:
+        """The follower kept under `key`, made on first use (at most `MAX_FOLLOWERS`)."""
+        found = self._followers.pop(key, None)
+        if found is None:
+            found = make()
+            if len(self._followers) >= MAX_FOLLOWERS:
+                del self._followers[next(iter(self._followers))]
+        self._followers[key] = found  # newest last
+        return found  # type: ignore[return-value]  # stored under its key by this method only
+
+    def _touch(self, msg: Message) -> None:
+        for follower in self._followers.values():
+            follower.touch(msg)
+
     def _track(self, msg: Message) -> None:
+        self._touch(msg)
         if msg.carries_boundary_part():
             self._carriers.add(msg)
         else:
@@ -450,23 +503,33 @@ class Session:
         key = self._listing_key(msg)
         self._order.insert(key, msg)
         self._by_agent.setdefault(msg.agent_id, _Listing()).insert(key, msg)
+        if _holds_usage(msg):
+            self._with_usage.setdefault(msg.agent_id, _Listing()).insert(key, msg)
         self._track(msg)
 
     def _unlist(self, msg: Message) -> None:
+        self._touch(msg)
         key = self._listing_key(msg)
         self._order.remove(key, msg)
-        listing = self._by_agent.get(msg.agent_id)
-        if listing is not None:
-            listing.remove(key, msg)
+        for listings in (self._by_agent, self._with_usage):
+            listing = listings.get(msg.agent_id)
+            if listing is not None:
+                listing.remove(key, msg)
         self._carriers.discard(msg)
 
     def _resort(self) -> None:
+        for follower in self._followers.values():
+            follower.invalidate()
         messages = self._order.msgs
         self._order = _Listing()
         self._by_agent = {}
+        self._with_usage = {}
         for m in sorted(messages, key=self._listing_key):
-            self._order.append(self._listing_key(m), m)
-            self._by_agent.setdefault(m.agent_id, _Listing()).append(self._listing_key(m), m)
+            key = self._listing_key(m)
+            self._order.append(key, m)
+            self._by_agent.setdefault(m.agent_id, _Listing()).append(key, m)
+            if _holds_usage(m):
+                self._with_usage.setdefault(m.agent_id, _Listing()).append(key, m)
 
 
 class ListWindow(Sequence[Message]):
@@ -576,6 +639,10 @@ class _StackedView:
             if self._first.get(m.id, -1) > end:
                 del self._first[m.id]
         del self.messages[end + 1 :]
+
+
+def _holds_usage(msg: Message) -> bool:
+    return msg.role == "assistant" and isinstance(msg.info.get("tokens"), dict)
 
 
 def _num(v: Any) -> float:

@@ -292,11 +292,15 @@ def choose_usage(
     ordering: Ordering,
     boundary: Message | None,
     estimate: Callable[[], int],
+    with_usage: Iterable[Message] | None = None,
 ) -> UsageChoice:
     """The usage of the newest finished step (behavior.md#trigger-loop); when it has none, the newest
     assistant step with usage created after the view's `boundary`; when there is none either, `estimate()`
     (the estimated request). Older steps never count: their usage measured the request the boundary already
-    replaced, and counting it again would rebuild after every step."""
+    replaced, and counting it again would rebuild after every step.
+
+    `with_usage`, when the caller knows them, are the messages of `msgs` that may hold a usage record,
+    newest first (`Session.newest_with_usage`): a history without usage is then not walked."""
     finished = last_finished(msgs)
     if finished is None:
         return UsageChoice(None, "none")
@@ -304,7 +308,7 @@ def choose_usage(
     if has_usage(tokens):
         return UsageChoice(tokens, "last-finished", finished.id)
     floor = ordering.key_of(boundary) if boundary is not None else None
-    for m in reversed(msgs):
+    for m in reversed(msgs) if with_usage is None else with_usage:
         if m.role != "assistant" or not has_usage(m.info.get("tokens")):
             continue
         if floor is None or ordering.key_of(m) > floor:

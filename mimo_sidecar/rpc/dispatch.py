@@ -34,6 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.errors import DomainError
 from ..transport.jsonrpc_codec import EncodedJson, dumps
+from ..wire.common import Result
 from ..wire.registry import REGISTRY
 from . import errors
 
@@ -75,7 +76,10 @@ def encode_result(result: Any) -> EncodedJson:
     codec escapes it)."""
     if isinstance(result, EncodedJson):
         return result
-    if isinstance(result, BaseModel):
+    if isinstance(result, Result) and result.PASS_THROUGH:
+        others = result.model_dump(by_alias=True, exclude_none=True, exclude=set(result.PASS_THROUGH))
+        result = result.wire_fields(others)
+    elif isinstance(result, BaseModel):
         result = result.model_dump(by_alias=True, exclude_none=True)
     return EncodedJson(dumps(result))
 

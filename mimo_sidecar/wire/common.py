@@ -11,7 +11,7 @@ This package imports pydantic only (no pygls), so engine code and docs tooling c
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
@@ -53,7 +53,12 @@ class Params(BaseModel):
 
 
 class Result(BaseModel):
-    """Method results: built in Python by field name, serialized with camelCase keys."""
+    """Method results: built in Python by field name, serialized with camelCase keys.
+
+    `PASS_THROUGH` names fields that hold JSON the core built (a request's messages: tens of
+    megabytes for a long view). `passing_through` neither validates nor copies them, and
+    `dispatch.encode_result` writes them with orjson as they are: pydantic's dump copied every
+    dict of a 40 MB request (a third of a whole-view build)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -62,3 +67,27 @@ class Result(BaseModel):
         serialize_by_alias=True,
         extra="forbid",
     )
+    PASS_THROUGH: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def passing_through(cls, **fields: Any) -> Self:
+        """The result with `PASS_THROUGH` fields set as given (the others are validated)."""
+        given = {name: fields.pop(name) for name in cls.PASS_THROUGH if name in fields}
+        model = cls(**fields, **{name: [] for name in given})
+        for name, value in given.items():
+            model.__dict__[name] = value
+        return model
+
+    def wire_fields(self, dumped: dict[str, Any]) -> dict[str, Any]:
+        """`dumped` (the other fields, dumped by alias) with the `PASS_THROUGH` fields as they are,
+        in field order (None values left out, as `exclude_none` does)."""
+        out: dict[str, Any] = {}
+        for name, info in type(self).model_fields.items():
+            key = info.alias or name
+            if name in self.PASS_THROUGH:
+                value = getattr(self, name)
+                if value is not None:
+                    out[key] = value
+            elif key in dumped:
+                out[key] = dumped[key]
+        return out

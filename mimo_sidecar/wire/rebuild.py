@@ -564,6 +564,7 @@ class RequestPrefixInfo(Result):
 
 
 class BuildResult(Result):
+    PASS_THROUGH = ("messages",)
     revision: Revision
     prefix: RequestPrefixInfo
     format: RequestFormat = Field("ai-sdk", description="The format of `messages` and `prefix.request`.")

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def prepare_result(prepared: Prepared, fmt: str) -> ck.PrepareResult:
     fields = build_fields(Built(prepared.revision, prepared.result), fmt)
     fields["warnings"] = [*fields["warnings"], *prepared.warnings]
-    return ck.PrepareResult(
+    return ck.PrepareResult.passing_through(
         **fields,
         watermark=prepared.watermark,
         started=prepared.started,

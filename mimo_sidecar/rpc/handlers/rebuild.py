@@ -153,7 +153,7 @@ def build_fields(built: Built, fmt: str) -> dict[str, Any]:
 
 
 def build_result(built: Built, fmt: str) -> w.BuildResult:
-    return w.BuildResult(**build_fields(built, fmt))
+    return w.BuildResult.passing_through(**build_fields(built, fmt))
 
 
 def register(server: SidecarServer) -> None:
