@@ -126,6 +126,9 @@ class ToolCall:
     custom: bool = False  # a Responses freeform tool: `input` is a plain string
     metadata: Json | None = None  # an inline tool part's metadata (Gemini signature...)
     provider_executed: bool = False
+    # `input` as `JSON.stringify` writes it, once: a call is shared by every request built from its
+    # message's version (`normalize`), and OpenAI formats send every call's input as a string.
+    stringified: str | None = None
 
 
 @dataclass(slots=True)

@@ -80,6 +80,7 @@ REPLAY_KEYS = {
 }
 DEFAULT_MIME = "application/octet-stream"
 REASONING_PARTS = frozenset({"reasoning", "thinking", "redacted_thinking"})
+BLANK_TEXT = "whitespace-only text blocks not sent"
 ERRORED_REASONING = "reasoning of an assistant message that ended in an error not sent (with its message)"
 EMPTY_REASONING = "empty reasoning parts not sent (no text and no replay token: nothing to replay)"
 ERRORED_STEP = (
@@ -364,7 +365,7 @@ class _Normalizer:
         if not text:
             return False
         if is_blank(text):
-            self.report.tally(r.BLANK_TEXT_DROPPED, "whitespace-only text blocks not sent", message_id)
+            self.report.tally(r.BLANK_TEXT_DROPPED, BLANK_TEXT, message_id)
             return False
         return True
 
@@ -444,98 +445,37 @@ class _Normalizer:
 
     # -- assistant steps -------------------------------------------------------------------
     def assistant(self, position: int, msg: Message) -> None:
-        if _skip_errored_assistant(msg):
-            if any(p.get("type") not in BOOKKEEPING_PARTS for p in msg.parts):
-                self.report.tally(r.ERRORED_DROPPED, ERRORED_STEP, msg.id)
-            for part in msg.parts:
-                if part.get("type") in REASONING_PARTS:
-                    self.report.tally(r.REASONING_DROPPED, ERRORED_REASONING, msg.id)
-            return
-        uses = {u.part_index: u for u in tool_uses(msg) if msg.parts[u.part_index].get("type") != INLINE_TOOL}
-        pmid = _str(msg.info.get("providerMessageID")) or None
-        for k, step in enumerate(_steps(msg.parts)):
-            if (
-                k == 0
-                and pmid is not None
-                and self.open is not None
-                and self.open.provider_message_id == pmid
-            ):
+        """Replay the message's steps (`_AssistantPlan`, made once per version of the message: a
+        build after one new step converts that step's parts, not the whole history's)."""
+        plan: _AssistantPlan | None = msg.derived.get(_PLAN_KEY)
+        if plan is None:
+            plan = msg.derived[_PLAN_KEY] = _AssistantPlan.of(msg)
+        for kind, text in plan.skipped:
+            self.report.tally(kind, text, msg.id)
+        if not plan.steps:
+            return  # not sent (an errored message)
+        for k, ops in enumerate(plan.steps):
+            if k == 0 and plan.response is not None and self.open is not None:
+                same = self.open.provider_message_id == plan.response
+            else:
+                same = False
+            if same:
+                assert self.open is not None
                 target = self.open
                 target.turn.add_source(msg.id)
             else:
                 self.close()
                 target = self.open = _Step(
-                    Turn(
-                        "assistant",
-                        [],
-                        [msg.id],
-                        _str(msg.info.get("providerID")),
-                        _str(msg.info.get("modelID")),
-                    ),
-                    pmid,
+                    Turn("assistant", [], [msg.id], plan.provider, plan.model), plan.response
                 )
-            self.step_blocks(position, msg, step, uses, target)
-
-    def step_blocks(
-        self,
-        position: int,
-        msg: Message,
-        step: list[tuple[int, Json]],
-        uses: dict[int, ToolUse],
-        target: _Step,
-    ) -> None:
-        blocks = target.turn.blocks
-        for index, part in step:
-            ptype = part.get("type")
-            if ptype == "text" or ptype == "output_text":
-                text = part.get("text")
-                if isinstance(text, str) and not part.get("ignored") and self.sendable(text, msg.id):
-                    metadata = _dict(part.get("metadata"))
-                    blocks.append(Text(text, metadata, _phase(part, metadata)))
-            elif ptype in REASONING_PARTS:
-                reasoning = reasoning_block(part)
-                if reasoning is not None and (reasoning.text or reasoning.family is not None):
-                    blocks.append(reasoning)
+            for op in ops:
+                if isinstance(op, _Tally):
+                    self.report.tally(op.kind, op.text, msg.id)
+                elif isinstance(op, _Call):
+                    if self.add_call(op.call, position, msg, target) and op.inline is not None:
+                        target.inline[op.call.call_id] = op.inline
                 else:
-                    self.report.tally(r.REASONING_DROPPED, EMPTY_REASONING, msg.id)
-            elif ptype == INLINE_TOOL:
-                call_id = part.get("callID")
-                if isinstance(call_id, str) and call_id:
-                    state = _dict(part.get("state")) or {"status": "pending", "input": {}}
-                    metadata = _dict(part.get("metadata"))
-                    call = ToolCall(
-                        call_id,
-                        _str(part.get("tool")) or "",
-                        state.get("input"),
-                        metadata=metadata,
-                        provider_executed=bool(metadata and metadata.get("providerExecuted")),
-                    )
-                    if self.add_call(call, position, msg, target):
-                        result = inline_result(call, state)
-                        result.provider_executed = call.provider_executed
-                        result.source = msg.id
-                        target.inline[call_id] = result
-            elif index in uses:
-                use = uses[index]
-                arguments = part.get("arguments") if ptype == "function_call" else None
-                if ptype == "function":
-                    arguments = (_dict(part.get("function")) or {}).get("arguments")
-                call = ToolCall(
-                    use.call_id,
-                    use.name,
-                    use.input,
-                    arguments=arguments if isinstance(arguments, str) else None,
-                    custom=ptype == CUSTOM_TOOL_CALL,
-                )
-                self.add_call(call, position, msg, target)
-            elif ptype in BOOKKEEPING_PARTS or ptype in ("checkpoint", "compaction"):
-                continue
-            elif ptype in SERVER_TOOL_ITEMS:
-                self.report.tally(
-                    r.PROVIDER_EXECUTED_DROPPED, f"server tool items not replayed ({ptype})", msg.id
-                )
-            elif ptype not in USE_PART_TYPES:
-                self.report.tally(r.PART_NOT_SENT, f"assistant part of type {ptype!r}", msg.id)
+                    target.turn.blocks.append(op)
 
     def add_call(self, call: ToolCall, position: int, msg: Message, target: _Step) -> bool:
         if call.call_id in self.issued:
@@ -607,6 +547,109 @@ class _Normalizer:
                         r.ORPHAN_RESULT_DROPPED,
                         f"{entry.carrier.id}: tool result {call_id!r} without a preceding call dropped",
                     )
+
+
+# The key of an assistant message's conversion in `Message.derived` (dropped on every change).
+_PLAN_KEY = "normalize.assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class _Tally:
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    call: ToolCall
+    inline: ToolResult | None  # an inline call's result (the part's own state)
+
+
+@dataclass(frozen=True, slots=True)
+class _AssistantPlan:
+    """What an assistant message converts to, before the pass's state (open steps, issued call
+    IDs) is applied: per step, its blocks, calls and the fixes to report, in part order. The
+    blocks are shared by every request built from this version of the message; nothing downstream
+    changes them."""
+
+    skipped: tuple[tuple[str, str], ...]  # the message is not sent: what to report
+    response: str | None  # info.providerMessageID
+    provider: str | None
+    model: str | None
+    steps: tuple[tuple[Any, ...], ...]
+
+    @staticmethod
+    def of(msg: Message) -> _AssistantPlan:
+        info = msg.info
+        response = _str(info.get("providerMessageID")) or None
+        provider, model = _str(info.get("providerID")), _str(info.get("modelID"))
+        if _skip_errored_assistant(msg):
+            skipped: list[tuple[str, str]] = []
+            if any(p.get("type") not in BOOKKEEPING_PARTS for p in msg.parts):
+                skipped.append((r.ERRORED_DROPPED, ERRORED_STEP))
+            reasoning = [p for p in msg.parts if p.get("type") in REASONING_PARTS]
+            skipped += [(r.REASONING_DROPPED, ERRORED_REASONING)] * len(reasoning)
+            return _AssistantPlan(tuple(skipped), response, provider, model, ())
+        uses = {u.part_index: u for u in tool_uses(msg) if msg.parts[u.part_index].get("type") != INLINE_TOOL}
+        steps = tuple(tuple(_step_ops(msg, step, uses)) for step in _steps(msg.parts))
+        return _AssistantPlan((), response, provider, model, steps)
+
+
+def _step_ops(msg: Message, step: list[tuple[int, Json]], uses: dict[int, ToolUse]) -> list[Any]:
+    """One step's blocks (`Text`, `Reasoning`), calls (`_Call`) and fixes (`_Tally`), in part order."""
+    ops: list[Any] = []
+    for index, part in step:
+        ptype = part.get("type")
+        if ptype == "text" or ptype == "output_text":
+            text = part.get("text")
+            if isinstance(text, str) and not part.get("ignored") and text:
+                if is_blank(text):
+                    ops.append(_Tally(r.BLANK_TEXT_DROPPED, BLANK_TEXT))
+                else:
+                    metadata = _dict(part.get("metadata"))
+                    ops.append(Text(text, metadata, _phase(part, metadata)))
+        elif ptype in REASONING_PARTS:
+            reasoning = reasoning_block(part)
+            if reasoning is not None and (reasoning.text or reasoning.family is not None):
+                ops.append(reasoning)
+            else:
+                ops.append(_Tally(r.REASONING_DROPPED, EMPTY_REASONING))
+        elif ptype == INLINE_TOOL:
+            call_id = part.get("callID")
+            if isinstance(call_id, str) and call_id:
+                state = _dict(part.get("state")) or {"status": "pending", "input": {}}
+                metadata = _dict(part.get("metadata"))
+                call = ToolCall(
+                    call_id,
+                    _str(part.get("tool")) or "",
+                    state.get("input"),
+                    metadata=metadata,
+                    provider_executed=bool(metadata and metadata.get("providerExecuted")),
+                )
+                result = inline_result(call, state)
+                result.provider_executed = call.provider_executed
+                result.source = msg.id
+                ops.append(_Call(call, result))
+        elif index in uses:
+            use = uses[index]
+            arguments = part.get("arguments") if ptype == "function_call" else None
+            if ptype == "function":
+                arguments = (_dict(part.get("function")) or {}).get("arguments")
+            call = ToolCall(
+                use.call_id,
+                use.name,
+                use.input,
+                arguments=arguments if isinstance(arguments, str) else None,
+                custom=ptype == CUSTOM_TOOL_CALL,
+            )
+            ops.append(_Call(call, None))
+        elif ptype in BOOKKEEPING_PARTS or ptype in ("checkpoint", "compaction"):
+            continue
+        elif ptype in SERVER_TOOL_ITEMS:
+            ops.append(_Tally(r.PROVIDER_EXECUTED_DROPPED, f"server tool items not replayed ({ptype})"))
+        elif ptype not in USE_PART_TYPES:
+            ops.append(_Tally(r.PART_NOT_SENT, f"assistant part of type {ptype!r}"))
+    return ops
 
 
 def _phase(part: Json, metadata: Json | None) -> str | None:

@@ -62,7 +62,9 @@ def arguments_of(call: ToolCall) -> str:
         return call.arguments
     if isinstance(call.input, str):
         return call.input if call.input else "{}"
-    return js_stringify(call.input if call.input is not None else {}) or "{}"
+    if call.stringified is None:
+        call.stringified = js_stringify(call.input if call.input is not None else {}) or "{}"
+    return call.stringified
 
 
 SHAPES = BlockShapes(lambda text: {"type": "text", "text": text}, media_part)
