@@ -61,6 +61,9 @@ MB = 1_000_000
 MISSING = "n/a (method missing)"
 SEED = 20260504
 SYNC_BATCH = 500  # messages per session/sync in the bulk-sync measurement
+# Whole-view builds in every format (and the worst-case RSS) up to this size; beyond, ai-sdk alone
+# (a 20,000-message view is a 160 MB response per build).
+WHOLE_VIEW_FORMATS_UP_TO = 5000
 
 
 # -- timing ------------------------------------------------------------------------------------------
@@ -137,9 +140,20 @@ class Workload:
         payloads stay). A million dicts in the *client* made every round trip pay the client's
         garbage collector, which is not the sidecar's cost (README: Performance)."""
         _ = self.usage  # computed from the history: keep it
+        _ = self.open_json_without_usage
         self.data["messages"] = self.data["messages"][-1:]
         self.open_params["messages"] = []
         gc.collect()
+
+    @functools.cached_property
+    def open_json_without_usage(self) -> bytes:
+        """The `session/open` payload with every usage record taken out (made before the history is
+        released): each step then takes the usage fallback, as Codex and Cline transcripts do."""
+        messages = [
+            {**m, "info": {k: v for k, v in m["info"].items() if k != "tokens"}}
+            for m in self.data["messages"]
+        ]
+        return orjson.dumps({**self.open_params, "messages": messages})
 
     @property
     def model(self) -> Json:
@@ -245,7 +259,26 @@ def in_process(w: Workload, reps: int) -> Json:
     out["watermark"] = summary(watermark_ms)
     out["part_update_then_watermark"] = summary(both_ms)
     out["build_formats"] = build_formats_in_process(session, max(3, reps // 3))
+    out["build_after_step"] = build_after_new_step(session, w, max(3, reps // 3))
     return out
+
+
+def build_after_new_step(session: Session, w: Workload, reps: int) -> Json:
+    """The conversion of the whole view (ai-sdk, no JSON) right after one new step is synced: the
+    conversion of the older messages is cached per message version, so what is new is the step."""
+    template = next(m for m in reversed(w.data["messages"]) if m["info"]["role"] == "assistant")
+    created = w.data["messages"][-1]["info"]["time"]["created"]
+    mint = IdMint(random.Random(7))
+    samples = []
+    for _ in range(reps):
+        created += 1000
+        info = {**template["info"], "id": mint.ascending("msg", created), "time": {"created": created}}
+        session.apply(batch_from_messages([{"info": info, "parts": template["parts"]}]))
+        view = list(session.view())
+        with Timer() as t:
+            build_messages(view, collapse_tail=False, ordering=session.ordering(), reminder=None)
+        samples.append(t.ms)
+    return summary(samples)
 
 
 def build_formats_in_process(session: Session, reps: int) -> Json:
@@ -351,6 +384,9 @@ def stdio(w: Workload, reps: int, log_dir: Path) -> Json:
         finally:
             res["rss"] = rss_figures(client.pid, len(w.open_json), marks)
     res["rss_batched"] = batched_ingest_rss(w, log_dir)
+    res["compute_without_usage"] = compute_without_usage(w, reps, log_dir)
+    if w.n <= WHOLE_VIEW_FORMATS_UP_TO:
+        res["worst_case"] = worst_case(w, log_dir)
     return res
 
 
@@ -495,10 +531,60 @@ def build_formats(client: SidecarClient, build: Json, reps: int) -> Json:
 
 
 def build_full_view(client: SidecarClient, w: Workload, build: Json, reps: int) -> Json:
-    """`request/build` before any rebuild: the whole session goes out (reopened fresh first)."""
+    """`request/build` before any rebuild: the whole session goes out (reopened fresh first), in
+    every format up to `WHOLE_VIEW_FORMATS_UP_TO` messages (`ai-sdk` alone beyond), each as a ratio
+    to the orjson floor of its own output: one serialise and one parse (target: within 2x)."""
     rpc(client, "session/close", {"sessionId": w.sid})
     rpc(client, "session/open", params_json=w.open_json)
-    return repeat_rpc(client, "request/build", build, reps, budget_s=15)
+    formats = FORMATS if w.n <= WHOLE_VIEW_FORMATS_UP_TO else ("ai-sdk",)
+    out: Json = {}
+    for fmt in formats:
+        params = {**build, "format": fmt}
+        entry = repeat_rpc(client, "request/build", params, reps, budget_s=15)
+        result, _, _ = rpc(client, "request/build", params)
+        floor = min(Timer.repeat(lambda result=result: orjson.loads(orjson.dumps(result)), 3))
+        del result
+        entry["json_floor_ms"] = round(floor, 3)
+        entry["ratio_to_floor"] = round(entry["median_ms"] / floor, 2) if floor else None
+        out[fmt] = entry
+    return out
+
+
+def compute_without_usage(w: Workload, reps: int, log_dir: Path) -> Json:
+    """`rebuild/compute` after one streamed part, on the session with every usage record taken
+    out (a fresh sidecar): the usage fallback on every call. Target: flat in the session's length
+    (at 20,000 messages within 1.5x of 500), as with usage (`sync_part_then_compute`)."""
+    with sidecar(log_dir / f"sidecar-{w.n}-no-usage.log") as client:
+        client.initialize(str(w.memory_root), config={})
+        try:
+            rpc(client, "session/open", params_json=w.open_json_without_usage)
+            params = {"sessionId": w.sid, "model": w.model, "preview": False}
+            rpc(client, "rebuild/compute", params)  # the first count walks the view once
+            compute_ms, sources = [], set()
+            for _ in range(reps):
+                sync_part(client, w)
+                result, ms, _ = rpc(client, "rebuild/compute", params)
+                compute_ms.append(ms)
+                sources.add(str(((result or {}).get("trigger") or {}).get("usageSource")))
+        except (Unavailable, RpcTimeout, RpcClosed) as exc:
+            return {"status": f"failed: {exc}"}
+    return summary(compute_ms, usage_sources=sorted(sources))
+
+
+def worst_case(w: Workload, log_dir: Path) -> Json:
+    """Peak RSS of the worst case: a fresh sidecar, one-shot `session/open` of the whole history, a
+    whole-view `request/build` in every format, then a rebuild (compute, writer, insert).
+    Target: within 3 x JSON + 80 MiB."""
+    with sidecar(log_dir / f"sidecar-{w.n}-worst.log") as client:
+        client.initialize(str(w.memory_root), config={})
+        try:
+            rpc(client, "session/open", params_json=w.open_json)
+            for fmt in FORMATS:
+                rpc(client, "request/build", {"sessionId": w.sid, "format": fmt})
+            insert_cycles(client, w, 1)
+        except (Unavailable, RpcTimeout, RpcClosed) as exc:
+            return {"status": f"failed: {exc}"}
+        return rss_figures(client.pid, len(w.open_json), {})
 
 
 def batched_ingest_rss(w: Workload, log_dir: Path) -> Json:
@@ -577,6 +663,8 @@ def cell(entry: Any, kind: str) -> str:
         return out + (f", {size / MB:.2f} MB out" if size > 10_000 else "")
     if kind == "fmt":
         return f"{ms(entry['median_ms'])} ({entry['ratio_to_ai_sdk']}x ai-sdk)"
+    if kind == "floor":
+        return f"{ms(entry['median_ms'])} ({entry['ratio_to_floor']}x its JSON floor)"
     if kind == "mbs":
         out = f"{ms(entry['median_ms'])}, {entry['mb_per_s']} MB/s"
         return out + (f", {entry['messages_per_s']:,} msg/s" if entry.get("messages_per_s") else "")
@@ -605,11 +693,14 @@ ROWS = [
         (f"core: build whole view, {fmt}", ("inprocess", "core", "build_formats", fmt), "fmt")
         for fmt in FORMATS
     ],
+    ("core: build whole view after 1 new step", ("inprocess", "core", "build_after_step"), "ms"),
     ("stdio: spawn + initialize", ("stdio", "spawn_initialize"), "ms"),
     ("stdio: session/open", ("stdio", "session_open"), "mbs"),
     ("stdio: session/sync, 500-message batches", ("stdio", "session_sync_bulk"), "mbs"),
     ("stdio: session/sync 1 part", ("stdio", "sync_part"), "ms"),
     ("stdio: sync 1 part + compute", ("stdio", "sync_part_then_compute"), "ms"),
+    ("  … rebuild/compute, with usage", ("stdio", "sync_part_then_compute", "compute"), "ms"),
+    ("  … rebuild/compute, no usage (estimate)", ("stdio", "compute_without_usage"), "ms"),
     ("stdio: rebuild/compute preview", ("stdio", "compute_preview"), "ms"),
     ("stdio: rebuild/insert", ("stdio", "insert"), "ms"),
     ("stdio: request/build after rebuild", ("stdio", "build_after_rebuild"), "ms"),
@@ -618,12 +709,16 @@ ROWS = [
         (f"stdio: request/build after rebuild, {fmt}", ("stdio", "build_formats", fmt), "fmt")
         for fmt in (*FORMATS, "anthropic+cache")
     ],
-    ("stdio: request/build, whole session", ("stdio", "build_full_view"), "ms"),
+    *[
+        (f"stdio: request/build, whole session, {fmt}", ("stdio", "build_full_view", fmt), "floor")
+        for fmt in FORMATS
+    ],
     ("stdio: another session/get during the open", ("stdio", "get_during_open"), "ms"),
     ("stdio: RSS after open", ("stdio", "rss", "after_open_bytes"), "mib"),
     ("stdio: peak RSS (host cycle)", ("stdio", "rss"), "rss"),
     ("stdio: peak RSS incl. whole-session build", ("stdio", "rss", "overall_peak_bytes"), "mib"),
     ("stdio: peak RSS, batched ingest + cycle", ("stdio", "rss_batched"), "rss"),
+    ("stdio: peak RSS, worst case", ("stdio", "worst_case"), "rss"),
 ]
 
 
@@ -707,6 +802,11 @@ def main(argv: list[str] | None = None) -> int:
 
             log("[real] the largest real session…")
             results["real_session"] = real_session.measure(reps, tmp, SIDECAR_COMMAND)
+        if not (args.no_stdio or args.no_real):
+            from benchmarks import host_steps
+
+            log("[real] the host's per-step loop on every real transcript…")
+            results["host_steps"] = host_steps.measure(tmp, SIDECAR_COMMAND)
         if not args.no_real:
             from benchmarks import estimate_accuracy
 
@@ -734,6 +834,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks import real_session
 
         sys.stdout.write("\n" + real_session.table(results["real_session"]) + "\n")
+    if "host_steps" in results:
+        from benchmarks import host_steps
+
+        sys.stdout.write("\n" + host_steps.table(results["host_steps"]) + "\n")
     if "estimate_accuracy" in results:
         from benchmarks import estimate_accuracy
 

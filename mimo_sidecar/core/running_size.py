@@ -57,7 +57,9 @@ class RunningSize:
     """The request-size figure of `agent_id`'s view counted for `counting`'s provider."""
 
     def __init__(self, session: Session, agent_id: str, counting: Counting) -> None:
-        self._session = session
+        # The session is held only while a query runs: it holds its followers, and a cycle between
+        # the two would leave a closed session to the cyclic collector (paused while requests run).
+        self._session: Session = session
         self._agent_id = agent_id
         self._counting = counting
         self._touched: set[Message] = set()
@@ -66,6 +68,7 @@ class RunningSize:
         self._responses: dict[str, list[Message]] = {}  # providerMessageID → its entries in the view
         self._start: Message | None = None
         self._id_mode = session.id_mode
+        del self._session
         self._span: DigestedRange | None = None  # the digest the collapse applies, if any
         self._span_calls: frozenset[str] = frozenset()  # the calls issued in that range
         self._turn_user: Message | None = None  # the newest prompt of the view
@@ -87,8 +90,15 @@ class RunningSize:
         self._touched.clear()
 
     # -- the figure ---------------------------------------------------------------------------
-    def tokens(self, view: Sequence[Message]) -> int:
-        """The figure for `view`, which must be the session's current view of the agent."""
+    def tokens(self, session: Session, view: Sequence[Message]) -> int:
+        """The figure for `view`, which must be `session`'s current view of the agent."""
+        self._session = session
+        try:
+            return self._tokens(view)
+        finally:
+            del self._session
+
+    def _tokens(self, view: Sequence[Message]) -> int:
         start = self._session.view_start(self._agent_id)
         if (
             self._stale
@@ -269,4 +279,4 @@ def view_request_tokens(session: Session, agent_id: str, counting: Counting) -> 
     if session.inherits_context(agent_id):
         return request_tokens(view, session.ordering(), counting)
     key = ("request-size", agent_id, counting)
-    return session.follower(key, lambda: RunningSize(session, agent_id, counting)).tokens(view)
+    return session.follower(key, lambda: RunningSize(session, agent_id, counting)).tokens(session, view)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -37,6 +38,7 @@ from ..transport.jsonrpc_codec import EncodedJson, dumps
 from ..wire.common import Result
 from ..wire.registry import REGISTRY
 from . import errors
+from .collector import collection_paused, pauses_collection
 
 if TYPE_CHECKING:
     from .server import SidecarServer
@@ -99,8 +101,10 @@ def rpc_method(
         raise RuntimeError(f"{method} is served but not documented: add it to mimo_sidecar/wire/registry.py")
 
     def decorate(fn: Handler[P]) -> Handler[P]:
+        pause = collection_paused if pauses_collection(method) else nullcontext
+
         async def handler(raw: Any) -> Any:
-            with server.track_current_task():
+            with server.track_current_task(), pause():
                 started = time.perf_counter()
                 params = validate_params(method, params_model, raw)
                 try:

@@ -396,7 +396,7 @@ class SidecarProtocol(LanguageServerProtocol):
         except Exception:
             return dumps({"jsonrpc": JSONRPC_VERSION, "id": None, "error": error})
 
-    def _write_body(self, body: bytes) -> None:
+    def _write_body(self, body: bytes | tuple[bytes, ...]) -> None:
         if self.frames is None:
             logger.error("cannot send: no transport")
             return

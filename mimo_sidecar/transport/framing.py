@@ -286,7 +286,7 @@ def _shown(raw: bytes) -> str:
 
 
 class FrameWriter:
-    """Writes whole frames (header and body in one write) and flushes; thread-safe."""
+    """Writes whole frames (header and body under one lock) and flushes; thread-safe."""
 
     def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
@@ -300,8 +300,18 @@ class FrameWriter:
             self._stream.write(data)
             self._stream.flush()
 
-    def write_body(self, body: bytes) -> None:
-        self.write(frame(body))
+    def write_body(self, body: bytes | tuple[bytes, ...]) -> None:
+        """One frame around `body`, or around the concatenation of its pieces (written one after
+        the other under the lock, so no copy of a large body is made)."""
+        pieces = (body,) if isinstance(body, bytes) else body
+        header = b"Content-Length: %d\r\n\r\n" % sum(len(p) for p in pieces)
+        with self._lock:
+            if self.closed:
+                return
+            self._stream.write(header)
+            for piece in pieces:
+                self._stream.write(piece)
+            self._stream.flush()
 
     def close(self) -> None:
         with self._lock:
