@@ -21,6 +21,7 @@ import threading
 from .. import __version__
 from ..transport.framing import DEFAULT_MAX_FRAME_BYTES
 from ..transport.jsondepth import MAX_NESTING
+from ..transport.allocator import fix_mmap_threshold
 from ..transport.stdio import claim_stdio
 from .logs import LEVELS, configure_logging
 
@@ -112,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         return inspect_main(argv[1:])
     args, unknown = build_parser().parse_known_args(argv)
     allow_nesting_of_frames()
+    fix_mmap_threshold()
     rpc_in, rpc_out = claim_stdio()
     try:
         configure_logging(args.log_level, args.log_file)

@@ -1,0 +1,49 @@
+"""The mmap threshold is fixed at start-up on glibc (transport/allocator.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from mimo_sidecar.transport.allocator import fix_mmap_threshold
+
+# A 16 MiB buffer freed (glibc then raises its threshold to 16 MiB), then 8 MiB buffers, each
+# followed by a small live block so that the heap cannot shrink from its top: the pages that stay
+# resident once the buffers are freed.
+SCRIPT = """
+import sys
+if sys.argv[1] == "fixed":
+    from mimo_sidecar.transport.allocator import fix_mmap_threshold
+    assert fix_mmap_threshold()
+def resident_pages():
+    return int(open("/proc/self/statm").read().split()[1])
+first = b"x" * (16 << 20)
+del first
+base = resident_pages()
+buffers, pins = [], []
+for i in range(4):
+    buffers.append(b"y" * (8 << 20))
+    pins.append(bytearray(100_000 + i))
+del buffers
+print(resident_pages() - base)
+"""
+
+
+def _kept_pages(mode: str) -> int:
+    out = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip())
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
+def test_freed_large_buffers_go_back_to_the_system_once_the_threshold_is_fixed() -> None:
+    """Run in child processes: the setting is process-wide. Without it, glibc serves the 8 MiB
+    buffers from the heap and keeps their 32 MiB resident; with it, they are mapped and returned."""
+    assert _kept_pages("default") > 4 * 2048  # the behaviour the fix is for (8 MiB = 2048 pages)
+    assert _kept_pages("fixed") < 1024
+
+
+def test_it_reports_when_it_cannot_set_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert fix_mmap_threshold() is False
