@@ -19,9 +19,9 @@ import sys
 import threading
 
 from .. import __version__
+from ..transport.allocator import fix_mmap_threshold
 from ..transport.framing import DEFAULT_MAX_FRAME_BYTES
 from ..transport.jsondepth import MAX_NESTING
-from ..transport.allocator import fix_mmap_threshold
 from ..transport.stdio import claim_stdio
 from .logs import LEVELS, configure_logging
 
