@@ -33,9 +33,9 @@ docs: $(STAMP)
 	test -d $(TS_CLIENT)/node_modules || (cd $(TS_CLIENT) && npm ci --no-audit --no-fund)
 	cd $(TS_CLIENT) && npm run --silent generate
 
-# Every property test (the `fuzz` mark) with its long profile (tests/fuzz.py): FUZZ_EXAMPLES generated
-# sessions over stdio for the wire property test and the sliced parser's, five times the default
-# count for the others (minutes).
+# Every property test (the `fuzz` mark) with its long profile (tests/fuzz.py): FUZZ_EXAMPLES examples
+# for the wire property test (generated sessions over stdio) and the sliced parser's, five times the
+# default count for the others (minutes).
 FUZZ_EXAMPLES ?= 3000
 fuzz: $(STAMP)
 	MIMO_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider -o timeout=0 \
