@@ -23,6 +23,10 @@ def _generator() -> list[str]:
         pytest.skip("node is not on PATH")
     if not (CLIENT / "node_modules" / "json-schema-to-typescript").is_dir():
         pytest.skip("clients/typescript has no node_modules: run `npm ci` there")
+    if not (CLIENT / "dist" / "src" / "index.js").is_file():
+        # `npm ci` builds dist/ last; without it, tests/e2e/test_node_client.py runs `npm ci` here,
+        # perhaps on another xdist worker at this very moment, replacing node_modules under us.
+        pytest.skip("clients/typescript is not built (its `npm ci` has not finished): run `npm ci` there")
     return [node, str(CLIENT / "scripts" / "generate.mjs")]
 
 
