@@ -18,8 +18,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) examples/demo_host.py
 
+# One worker per core (pytest-xdist); a module's tests stay on one worker, so its module-scoped
+# sidecar is spawned once. Bytecode is written even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): pytest keeps its assertion-rewritten test modules in __pycache__ only
+# then, and without them every run and every worker rewrites the whole suite again (~7 s each).
 test: $(STAMP)
-	$(PY) -m pytest -q
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n auto --dist loadfile
 
 # protocol.md: the examples recorded from a real run of the sidecar, the schemas (schemas/) from the
 # models; then the TypeScript client's types from the schemas (its dev dependencies installed first).
@@ -29,11 +33,13 @@ docs: $(STAMP)
 	test -d $(TS_CLIENT)/node_modules || (cd $(TS_CLIENT) && npm ci --no-audit --no-fund)
 	cd $(TS_CLIENT) && npm run --silent generate
 
-# The wire property test's long profile: FUZZ_EXAMPLES generated sessions over stdio (minutes).
+# Every property test (the `fuzz` mark) with its long profile (tests/fuzz.py): FUZZ_EXAMPLES examples
+# for the wire property test (generated sessions over stdio) and the sliced parser's, five times the
+# default count for the others (minutes).
 FUZZ_EXAMPLES ?= 3000
 fuzz: $(STAMP)
 	MIMO_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider -o timeout=0 \
-		--hypothesis-show-statistics tests/e2e/test_wire_properties.py
+		-n auto --dist loadfile --hypothesis-show-statistics -m fuzz tests
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run

@@ -9,7 +9,9 @@
 - `rb` (module scope): the same with short writer waits and work-done progress (rebuild tests).
 - `fresh_client` (function scope): a client whose server has not been initialized yet.
 - `memory_root` (module scope): a fresh temporary memory root; `sidecar` (module scope): the typed
-  client (`mimo_sidecar.client.Sidecar`) of one sidecar process initialized on it.
+  client (`mimo_sidecar.client.Sidecar`) of one sidecar process initialized on it; `raw_sidecar`
+  (module scope): the same with the JSON client (`SidecarClient`: plain dicts in and out). Tests
+  sharing one open their own sessions, and close them.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
-from mimo_sidecar.client import Sidecar
+from mimo_sidecar.client import Sidecar, SidecarClient
 from mimo_sidecar.rpc.protocol import raw_converter_factory
 
 from .rawclient import hook_env
@@ -117,5 +119,13 @@ def memory_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def sidecar(memory_root: Path) -> Iterator[Sidecar]:
     """One sidecar for the module's tests, driven through the typed client."""
     with Sidecar.spawn(stderr=subprocess.DEVNULL) as client:
+        client.initialize(memory_root=str(memory_root))
+        yield client
+
+
+@pytest.fixture(scope="module")
+def raw_sidecar(memory_root: Path) -> Iterator[SidecarClient]:
+    """One sidecar for the module's tests, driven with plain JSON."""
+    with SidecarClient.spawn(stderr=subprocess.DEVNULL) as client:
         client.initialize(memory_root=str(memory_root))
         yield client

@@ -31,9 +31,25 @@ def root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def fresh() -> Iterator[JsHostClient]:
+    """A sidecar of its own, not initialized yet (the initialize and config tests need one)."""
     with JsHostClient() as client:
         yield client
         assert client.violations == []
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JsHostClient]:
+    with JsHostClient() as client:
+        assert "result" in client.initialize(tmp_path_factory.mktemp("memory"))
+        yield client
+
+
+@pytest.fixture
+def initialized(shared: JsHostClient) -> Iterator[JsHostClient]:
+    """The module's one initialized sidecar, for the tests that only send requests after
+    `initialize`; its stdout is checked after each of them."""
+    yield shared
+    assert shared.violations == []
 
 
 def error_of(reply: dict[str, Any]) -> dict[str, Any]:
@@ -41,9 +57,8 @@ def error_of(reply: dict[str, Any]) -> dict[str, Any]:
     return reply["error"]
 
 
-def test_method_not_found_names_the_method(fresh: JsHostClient, root: Path) -> None:
-    fresh.initialize(root)
-    err = error_of(fresh.call("no/such-method", {}))
+def test_method_not_found_names_the_method(initialized: JsHostClient) -> None:
+    err = error_of(initialized.call("no/such-method", {}))
     assert err == {
         "code": -32601,
         "message": "no/such-method: method not found",
@@ -94,15 +109,14 @@ def test_lsp_params_problems_are_listed_in_the_documented_path_form(fresh: JsHos
     assert "$" not in err["message"]
 
 
-def test_every_invalid_params_error_lists_its_errors(fresh: JsHostClient, root: Path) -> None:
-    fresh.initialize(root)
+def test_every_invalid_params_error_lists_its_errors(initialized: JsHostClient) -> None:
     for method, params in [
         ("session/get", {}),
         ("session/sync", {"sessionId": "s", "upsertParts": [{"part": {"type": "text"}}]}),
         ("rebuild/insert", {"sessionId": "s", "reason": "later"}),
         ("sidecar/configure", {"config": {"checkpoint": {"push_caps": {"memory": "8000"}}}}),
     ]:
-        err = error_of(fresh.call(method, params))
+        err = error_of(initialized.call(method, params))
         assert err["code"] == -32602 and err["message"].startswith(f"{method}: invalid params: ")
         assert err["data"]["errors"], err
         for item in err["data"]["errors"]:
@@ -110,17 +124,16 @@ def test_every_invalid_params_error_lists_its_errors(fresh: JsHostClient, root: 
             assert not item["field"].startswith("$") and "[" not in item["field"]
 
 
-def test_a_frame_nested_too_deep_is_answered_with_its_id(fresh: JsHostClient, root: Path) -> None:
-    fresh.initialize(root)
+def test_a_frame_nested_too_deep_is_answered_with_its_id(initialized: JsHostClient) -> None:
     for depth, kind in [(1025, "list"), (5000, "dict"), (200_000, "list")]:
-        reply = fresh.response(
-            fresh.request("session/open", {"sessionId": "d", "tasks": [nested(depth, kind)]})
+        reply = initialized.response(
+            initialized.request("session/open", {"sessionId": "d", "tasks": [nested(depth, kind)]})
         )
         err = error_of(reply)
         assert err["code"] == -32600
         assert err["message"] == "session/open: invalid request: nested deeper than 1024 levels"
     # id after the params, and a lone surrogate forcing the stdlib parser
-    fresh.send_raw(
+    initialized.send_raw(
         b"Content-Length: %d\r\n\r\n%s"
         % (
             len(
@@ -132,9 +145,9 @@ def test_a_frame_nested_too_deep_is_answered_with_its_id(fresh: JsHostClient, ro
             body,
         )
     )
-    reply = fresh.response("late\ud800")
+    reply = initialized.response("late\ud800")
     assert error_of(reply)["code"] == -32600
-    at_limit = fresh.call(
+    at_limit = initialized.call(
         "session/open",
         {
             "sessionId": "ok",
@@ -143,7 +156,7 @@ def test_a_frame_nested_too_deep_is_answered_with_its_id(fresh: JsHostClient, ro
         },
     )
     assert at_limit["result"] == {"sessionId": "ok", "revision": 1}
-    assert "result" in fresh.call("request/build", {"sessionId": "ok"})
+    assert "result" in initialized.call("request/build", {"sessionId": "ok"})
 
 
 def test_a_large_deep_frame_is_refused_quickly(root: Path) -> None:

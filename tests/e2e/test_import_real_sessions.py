@@ -2,7 +2,8 @@
 
 The command runs as a subprocess (as a user would run it); its JSON is sent unchanged to a spawned
 sidecar over stdio with `SidecarClient`, which then answers `rebuild/compute` and `request/build`
-without an RPC error.
+without an RPC error. One sidecar serves the module (`raw_sidecar`): each test opens its own session and
+closes it.
 """
 
 from __future__ import annotations
@@ -32,12 +33,6 @@ def one_session_per_tool() -> list[Any]:
     return [pytest.param(path, id=folder) for folder, path in sorted(first.items())]
 
 
-def memory_root(tmp_path: Path) -> Path:
-    root = tmp_path / "memory"
-    root.mkdir()
-    return root
-
-
 def run_import(path: Path, out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mimo_sidecar", "import", str(path), "--output", str(out)],
@@ -48,7 +43,9 @@ def run_import(path: Path, out: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize("path", one_session_per_tool())
-def test_an_imported_real_session_is_served_by_the_sidecar(path: Path, tmp_path: Path) -> None:
+def test_an_imported_real_session_is_served_by_the_sidecar(
+    path: Path, tmp_path: Path, raw_sidecar: SidecarClient
+) -> None:
     out = tmp_path / "open.json"
     done = run_import(path, out)
     assert done.returncode == 0, done.stderr
@@ -56,9 +53,9 @@ def test_an_imported_real_session_is_served_by_the_sidecar(path: Path, tmp_path:
     assert f"imported {FORMAT_OF_FOLDER[path.parent.name]} session" in done.stderr
     params = json.loads(out.read_text(encoding="utf-8"))
     sid = params["sessionId"]
-    with SidecarClient.spawn(stderr=subprocess.DEVNULL) as client:
-        client.initialize(memory_root=str(memory_root(tmp_path)))
-        assert client.request("session/open", params) == {"sessionId": sid, "revision": 1}
+    client = raw_sidecar
+    assert client.request("session/open", params) == {"sessionId": sid, "revision": 1}
+    try:
         got = client.request("session/get", {"sessionId": sid})
         assert got["messageCount"] == len(params["messages"])
         assert got["idMode"] is False  # host IDs: sequence mode, in the order the importer gave
@@ -78,9 +75,13 @@ def test_an_imported_real_session_is_served_by_the_sidecar(path: Path, tmp_path:
         assert built["messages"] and set(built["sources"]) <= ids
         writer = client.request("request/build", {"sessionId": sid, "purpose": "writer"})
         assert writer["messages"]
+    finally:
+        client.request("session/close", {"sessionId": sid})
 
 
-def test_codex_limits_recorded_in_the_rollout_reach_the_trigger(tmp_path: Path) -> None:
+def test_codex_limits_recorded_in_the_rollout_reach_the_trigger(
+    tmp_path: Path, raw_sidecar: SidecarClient
+) -> None:
     root = real_sessions_root()
     if root is None:
         pytest.skip(absent_reason())
@@ -90,8 +91,10 @@ def test_codex_limits_recorded_in_the_rollout_reach_the_trigger(tmp_path: Path) 
     out = tmp_path / "open.json"
     assert run_import(rollout, out).returncode == 0
     params = json.loads(out.read_text(encoding="utf-8"))
-    with SidecarClient.spawn(stderr=subprocess.DEVNULL) as client:
-        client.initialize(memory_root=str(memory_root(tmp_path)))
-        client.request("session/open", params)
-        computed = client.request("rebuild/compute", {"sessionId": params["sessionId"]})  # no model given
+    sid = params["sessionId"]
+    raw_sidecar.request("session/open", params)
+    try:
+        computed = raw_sidecar.request("rebuild/compute", {"sessionId": sid})  # no model given
         assert computed["trigger"]["hard"] > 0
+    finally:
+        raw_sidecar.request("session/close", {"sessionId": sid})

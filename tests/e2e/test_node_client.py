@@ -9,11 +9,16 @@ not installed and the npm registry cannot be reached.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +70,29 @@ def _npm_ci(where: Path) -> None:
         pytest.fail(f"`npm ci` failed in {where} (exit {proc.returncode}):\n{output}")
 
 
+# One `npm ci` at a time in this checkout: the modules needing the example's dependencies (this one,
+# test_real_session_ai_sdk_schema.py) can run on two xdist workers at once, and two `npm ci` in one
+# folder delete each other's node_modules. The lock lives outside the repository.
+NPM_LOCK = Path(tempfile.gettempdir()) / f"mimo-sidecar-npm-{hashlib.sha256(bytes(REPO)).hexdigest()[:16]}"
+
+
+@contextlib.contextmanager
+def _npm_lock() -> Iterator[None]:
+    with open(NPM_LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
+        yield
+
+
 def _ensure_node_modules() -> None:
     """The typed client first (its `npm ci` builds it: npm runs no install script of a linked
-    package), then the example, which links it."""
-    if not (TYPED_CLIENT / "dist" / "src" / "index.js").exists():
-        _npm_ci(TYPED_CLIENT)
-    deps = ("mimo-sidecar-client", "ai", "zod")
-    if not all((EXAMPLE / "node_modules" / dep / "package.json").exists() for dep in deps):
-        _npm_ci(EXAMPLE)
+    package), then the example, which links it; checked again once the lock is held, so a worker
+    that waited finds the other's install done."""
+    with _npm_lock():
+        if not (TYPED_CLIENT / "dist" / "src" / "index.js").exists():
+            _npm_ci(TYPED_CLIENT)
+        deps = ("mimo-sidecar-client", "ai", "zod")
+        if not all((EXAMPLE / "node_modules" / dep / "package.json").exists() for dep in deps):
+            _npm_ci(EXAMPLE)
 
 
 @pytest.fixture(scope="module")

@@ -18,12 +18,14 @@ import pytest
 
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
-from tests.e2e.test_node_client import EXAMPLE, node  # noqa: F401 - the fixture
+from tests.e2e.test_node_client import EXAMPLE, NPM_TIMEOUT_S, node  # noqa: F401 - the fixture
 from tests.real_sessions import real_session_files
 from tests.unit.test_real_session_requests import NOW, phases
 
-pytestmark = pytest.mark.e2e
 CHECK_TIMEOUT_S = 120
+# The first test may be the one whose `node` fixture installs the example (test_node_client.py's
+# `npm ci`, when this module's worker gets there first), so its bound covers that as well.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(NPM_TIMEOUT_S + CHECK_TIMEOUT_S + 30)]
 
 
 @pytest.mark.parametrize("path", real_session_files())

@@ -10,21 +10,23 @@ format → `checkpoint/commit`) and `rebuild/insert`: rebuilt, with the newest g
 ask of the transcript in the boundary (the fidelity report and the boundary's text agree). The
 writer's whole request (`checkpoint/prepare`, its instructions last) is checked in every format
 too. The same checks; then the host's next steps synced, a second writer cycle and rebuild, the
-same checks.
+same checks. One sidecar serves the module (`raw_sidecar`): each test
+opens its own session and closes it; each transcript is imported once per run
+(`tests.real_sessions.imported`).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mimo_sidecar.client import SidecarClient
-from mimo_sidecar.importers import import_transcript, newest_user_ask
-from tests.e2e.test_import_real_sessions import memory_root, one_session_per_tool
+from mimo_sidecar.importers import newest_user_ask
+from tests.e2e.test_import_real_sessions import one_session_per_tool
+from tests.real_sessions import imported
 from tests.unit.host_loop import HostSteps, assert_wire_valid, host_prefix
 from tests.unit.test_real_session_requests import CHECKPOINT, HOST_STEPS, RUNS
 
@@ -74,16 +76,17 @@ def requests_of_every_run(sid: str) -> list[tuple[str, Json]]:
 
 
 @pytest.mark.parametrize("path", one_session_per_tool())
-def test_a_real_session_over_stdio_in_every_format_across_two_rebuilds(path: Path, tmp_path: Path) -> None:
-    params = import_transcript(path).params
+def test_a_real_session_over_stdio_in_every_format_across_two_rebuilds(
+    path: Path, raw_sidecar: SidecarClient
+) -> None:
+    params = imported(path).params  # a fresh copy: the prefix is added to it
     params["requestPrefix"] = host_prefix(params)
     sid = params["sessionId"]
     ask = newest_user_ask(params)
     assert ask is not None
-    memory = memory_root(tmp_path)
-    with SidecarClient.spawn(stderr=subprocess.DEVNULL) as client:
-        client.initialize(memory_root=str(memory))
-        client.request("session/open", params)
+    client = raw_sidecar
+    client.request("session/open", params)
+    try:
         build_every_format(client, sid, "before")
 
         first = writer_cycle_and_insert(client, sid, "before")
@@ -104,3 +107,5 @@ def test_a_real_session_over_stdio_in_every_format_across_two_rebuilds(path: Pat
         second = writer_cycle_and_insert(client, sid, "after one rebuild")
         assert second["outcome"] == "rebuilt", second.get("detail")
         build_every_format(client, sid, "after a second rebuild")
+    finally:
+        client.request("session/close", {"sessionId": sid})

@@ -27,8 +27,9 @@ shorter or longer than their length, raw JSON, garbage). It asserts:
 - accepted host strings come back through `request/build` as the same UTF-16 code units (numbers
   as protocol.md says they are read), and the boundary of a rebuild lists every task summary.
 
-Profiles: CI runs `WIRE_EXAMPLES` examples (seconds); `make fuzz` runs thousands
-(`MIMO_FUZZ_EXAMPLES`; `MIMO_FUZZ_NO_SHRINK=1` reports failures unshrunk, to explore quickly).
+Profiles (tests/fuzz.py): `make test` and CI run `WIRE_EXAMPLES` examples (seconds); `make fuzz`
+runs thousands (`MIMO_FUZZ_EXAMPLES`; `MIMO_FUZZ_NO_SHRINK=1` reports failures unshrunk, to explore
+quickly).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from mimo_sidecar.core import data_model as dm
 from mimo_sidecar.core.jstext import is_blank
 from mimo_sidecar.rpc import errors
 from mimo_sidecar.wire.registry import REGISTRY
+from tests.fuzz import LONG_EXAMPLES, examples
 from tests.json_paths import positions, replaced
 from tests.unit.builders import write_checkpoint
 
@@ -67,8 +69,7 @@ from .rawclient import MISSING
 
 pytestmark = pytest.mark.e2e
 
-WIRE_EXAMPLES = 60
-LONG_EXAMPLES = int(os.environ.get("MIMO_FUZZ_EXAMPLES", "0"))
+WIRE_EXAMPLES = examples(40, long=LONG_EXAMPLES)
 ANSWER_SECONDS = 5.0
 T0 = 1_760_000_000_000
 WAIT_MS = 200  # short writer-wait bounds: a generated writerStarted must not stall later inserts
@@ -616,7 +617,7 @@ def send_attack(wire: Wire, host: HostData, attack: Attack) -> None:
 _counter = iter(range(1, 10**9))
 
 PROFILE = settings(
-    max_examples=LONG_EXAMPLES or WIRE_EXAMPLES,
+    max_examples=WIRE_EXAMPLES,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
     print_blob=True,

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from mimo_sidecar.rpc import errors
 from mimo_sidecar.wire.registry import REGISTRY
+from tests.fuzz import examples
 from tests.harness import Harness, RpcFailure
 from tests.json_paths import positions, replaced
 
@@ -82,19 +83,19 @@ def _assert_documented_answer(method: str, params: Any) -> None:
     assert code is None or (code in DOCUMENTED and code != errors.INTERNAL_ERROR.code), (method, params, code)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(method=st.sampled_from(SERVED), params=json_values)
 def test_arbitrary_params_get_a_documented_answer(method: str, params: Any) -> None:
     _assert_documented_answer(method, params)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(70), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), method=st.sampled_from(SERVED))
 def test_mutated_examples_get_a_documented_answer(data: st.DataObject, method: str) -> None:
     _assert_documented_answer(method, data.draw(_mutations(REGISTRY[method].params_example)))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(params=_mutations(REGISTRY["session/sync"].params_example))
 def test_rejected_sync_leaves_the_session_untouched(params: Any) -> None:
     async def run() -> None:

@@ -21,6 +21,7 @@ from mimo_sidecar.core.budgeted_read import (
 )
 from mimo_sidecar.core.jstext import est, js_trim, len16
 from mimo_sidecar.core.memory_files import MemoryRoot
+from tests.fuzz import examples
 
 P = "/mem/sessions/s1/notes.md"
 THUMBS = "\U0001f44d"
@@ -386,7 +387,7 @@ def ref_proportional_clean(full: str, budget: int) -> str:
     return t.decode("utf-16-le", "surrogatepass")
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(DOCS, BUDGETS)
 def test_proportional_properties(full: str, budget: int) -> None:
     got = proportional_read(full, budget, P)
@@ -403,7 +404,7 @@ def test_proportional_properties(full: str, budget: int) -> None:
     )
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(DOCS, BUDGETS)
 def test_section_aware_properties(full: str, budget: int) -> None:
     got = section_aware_read(full, budget, "F")

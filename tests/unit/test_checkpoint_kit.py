@@ -22,6 +22,7 @@ from mimo_sidecar.core.formats.rules import check
 from mimo_sidecar.core.writer_brief import CURRENT_OPEN, INSTRUCTIONS_LEAD, NO_CURRENT
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
 from mimo_sidecar.testing.standin_writer import standin_checkpoint
+from tests.fuzz import examples
 from tests.unit.builders import assistant, text, tool, usage, user
 from tests.unit.test_format_properties import PREFIX, SHAPES, session_messages, steps
 from tests.unit.test_memory_writes import snapshot
@@ -174,7 +175,7 @@ def test_the_instructions_close_the_request_in_every_format_within_the_provider_
     )  # the instructions' turn is the watermark's, or merged into it
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shape=st.sampled_from(SHAPES), generated=st.lists(steps, min_size=1, max_size=10))
 def test_any_writer_request_with_its_instructions_keeps_the_provider_rules(
     shape: str, generated: list[tuple[Any, ...]]

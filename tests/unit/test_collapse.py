@@ -13,6 +13,7 @@ from mimo_sidecar.core.collapse import collapse
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.ordering import Ordering
 from mimo_sidecar.core.shapes import is_carrier
+from tests.fuzz import examples
 from tests.unit.builders import (
     assistant,
     checkpoint,
@@ -261,7 +262,7 @@ def histories(draw):
     return msgs
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(histories())
 def test_collapse_keeps_user_messages_and_is_idempotent(msgs):
     first = collapse(msgs, ASCENDING)
@@ -275,7 +276,7 @@ def test_collapse_keeps_user_messages_and_is_idempotent(msgs):
         assert first.messages is msgs
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(histories())
 def test_collapse_in_sequence_mode_matches_id_mode_on_ascending_ids(msgs):
     by_seq = {m.id: i for i, m in enumerate(sorted(msgs, key=lambda m: m.id))}

@@ -20,9 +20,8 @@ from mimo_sidecar.core import engine
 from mimo_sidecar.core.estimate_accuracy import estimate_accuracy
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.request_size import message_token_counts
-from mimo_sidecar.importers import import_transcript
 from tests.harness import Harness
-from tests.real_sessions import real_session_files
+from tests.real_sessions import imported, real_session_files
 from tests.unit.builders import assistant, session_of, text, usage, user
 from tests.unit.importers.transcripts import open_in_core
 from tests.unit.split_sessions import CLAUDE, GPT, T0
@@ -115,7 +114,7 @@ def redacted(params: Json) -> bool:
 
 @cache
 def accuracy_of(path: Path) -> tuple[Json, list[Any]]:
-    params = import_transcript(path).params
+    params = imported(path).params
     session = open_in_core(params)
     return params, engine.view_accuracy(session, session.context_view())
 

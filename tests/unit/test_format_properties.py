@@ -28,6 +28,7 @@ from mimo_sidecar.core.formats.rules import check
 from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.session import Session, batch_from_messages
+from tests.fuzz import examples
 
 Json = dict[str, Any]
 SHAPES = ("inline", "anthropic", "chat", "responses")
@@ -288,7 +289,7 @@ targets = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     shape=st.sampled_from(SHAPES),
     generated=st.lists(steps, min_size=1, max_size=12),

@@ -31,8 +31,7 @@ from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.session import batch_from_messages
-from mimo_sidecar.importers import import_transcript
-from tests.real_sessions import main_session_files, real_sessions_root
+from tests.real_sessions import imported, main_session_files, real_sessions_root
 from tests.unit.builders import checkpoint_memory
 from tests.unit.host_loop import (
     HostSteps,
@@ -67,7 +66,7 @@ def loop_sessions() -> list[Any]:
     for path in main_session_files(root):
         first.setdefault(path.parent.name, path)
     return [
-        pytest.param(lambda p=path: import_transcript(p).params, id=folder)
+        pytest.param(lambda p=path: imported(p).params, id=folder)
         for folder, path in sorted(first.items())
     ]
 

@@ -26,12 +26,12 @@ from mimo_sidecar.core.jstext import est
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.session import Session, batch_from_messages
 from mimo_sidecar.core.words import MAIN_AGENT
-from mimo_sidecar.importers import import_transcript
 from mimo_sidecar.inspection import run as inspection_run
 from mimo_sidecar.inspection.run import DEFAULT_WINDOW
 from tests.real_sessions import (
     FORMAT_OF_FOLDER,
     absent_reason,
+    imported,
     main_session_files,
     real_sessions_root,
     results_stamped_after,
@@ -315,7 +315,7 @@ def first_session_of_each_tool() -> list[Any]:
 def test_json_on_a_real_transcript_is_the_cores_own_numbers(
     path: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    params = import_transcript(path).params
+    params = imported(path).params
     root = template_root(tmp_path, params["sessionId"])
     data = inspect_json(capsys, str(path), "--memory-root", str(root))
     assert data["source"]["format"] == FORMAT_OF_FOLDER[path.parent.name]

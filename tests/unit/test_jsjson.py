@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from mimo_sidecar.core.jsjson import js_json_length, js_number, js_stringify
 from mimo_sidecar.core.jstext import est, len16
+from tests.fuzz import examples
 
 # -- an independent reference ------------------------------------------------------------------
 # Written from the ECMAScript definitions, sharing no code with the module under test: strings are
@@ -239,13 +240,13 @@ def test_unserializable_is_undefined() -> None:
 
 
 # -- properties -----------------------------------------------------------------------------------
-@settings(max_examples=400)
+@settings(max_examples=examples(150))
 @given(JSON_VALUES)
 def test_fast_length_equals_text_length(v: Any) -> None:
     assert js_json_length(v) == len16(text_of(v))
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(150))
 @given(JSON_VALUES)
 def test_matches_the_independent_reference(v: Any) -> None:
     expected = ref_stringify(v)
@@ -253,7 +254,7 @@ def test_matches_the_independent_reference(v: Any) -> None:
     assert js_json_length(v) == ref_len16(expected)
 
 
-@settings(max_examples=2000)
+@settings(max_examples=examples(700))
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_numbers_match_the_reference(x: float) -> None:
     assert js_number(x) == ref_number(x)

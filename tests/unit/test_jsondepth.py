@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from mimo_sidecar.transport import jsondepth
 from mimo_sidecar.transport.jsondepth import nests_deeper_than, top_level_scalars
+from tests.fuzz import examples
 
 
 def depth_of(value: object) -> int:
@@ -30,7 +31,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(value=values, ascii_only=st.booleans())
 def test_depth_matches_the_parsed_value(value: object, ascii_only: bool) -> None:
     """Brackets and escapes inside strings never count; every real container does."""

@@ -31,6 +31,7 @@ from mimo_sidecar.core.recent_user import (
 )
 from mimo_sidecar.core.render import RenderInputs, render
 from mimo_sidecar.core.session import Session
+from tests.fuzz import examples
 from tests.unit.builders import (
     assistant,
     function,
@@ -291,7 +292,7 @@ def test_the_early_bail_counts_the_appended_ask(tmp_path) -> None:
     assert render(bare).text and not render(RenderInputs(**{**bare.__dict__, "newest_user_ask": None})).text
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     raw=st.text(min_size=1, max_size=3000).filter(lambda s: s.strip()),
     per_msg=st.integers(1, 800),

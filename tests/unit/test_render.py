@@ -28,6 +28,7 @@ from mimo_sidecar.core.render import (
     strip_h1,
     truncate_ledger,
 )
+from tests.fuzz import examples
 from tests.unit.builders import assistant, checkpoint, text, tool, tool_result, user
 
 SID = "ses_1"
@@ -757,7 +758,7 @@ def _render_inputs(draw):
 _EMPTY_ROOT = MemoryRoot(tempfile.mkdtemp(prefix="mimo-render-prop-"))
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 @given(_render_inputs())
 def test_render_is_deterministic(kw) -> None:
     a = render(inputs(_EMPTY_ROOT, **kw))
@@ -767,7 +768,7 @@ def test_render_is_deterministic(kw) -> None:
     assert a.over_cap == (a.total_cap is not None and a.total_tokens > a.total_cap)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.lists(_texts, max_size=12), st.integers(0, 400), st.integers(1, 120))
 def test_recent_user_total_within_cap(raws, cap, per_msg) -> None:
     msgs = [user(f"u{i}", text(r)) for i, r in enumerate(raws)]
@@ -778,14 +779,14 @@ def test_recent_user_total_within_cap(raws, cap, per_msg) -> None:
     assert kept == eligible[len(eligible) - len(kept) :]  # a suffix: the newest messages
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.lists(_words, max_size=10), st.integers(0, 80))
 def test_actor_lines_within_cap(descriptions, cap) -> None:
     lines = greedy_lines([actor_line(actor(f"A{i}", d)) for i, d in enumerate(descriptions)], cap)
     assert sum(est(line) for line in lines) <= cap
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_words.filter(bool), min_size=1, max_size=10), st.integers(1, 40))
 def test_memory_keys_within_cap(keys, cap) -> None:
     result = render(inputs(_EMPTY_ROOT, tasks=T1, memory_keys=keys, caps=PushCaps(memory_titles=cap)))
@@ -796,7 +797,7 @@ def test_memory_keys_within_cap(keys, cap) -> None:
     assert [e[2:] for e in entries] == keys[: len(entries)]
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(
     st.lists(st.tuples(_words, st.sampled_from(["open", "done", "in_progress", "??"])), max_size=12),
     st.integers(60, 500),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Iterator
 
 import orjson
@@ -21,8 +20,9 @@ from mimo_sidecar.cli.main import allow_nesting_of_frames
 from mimo_sidecar.transport import jsonrpc_codec as codec
 from mimo_sidecar.transport import sliced_json
 from mimo_sidecar.transport.jsondepth import FrameTooDeep
+from tests.fuzz import LONG_EXAMPLES, examples
 
-EXAMPLES = int(os.environ.get("MIMO_FUZZ_EXAMPLES", "0")) or 60  # `make fuzz` runs more
+EXAMPLES = examples(60, long=LONG_EXAMPLES)  # `make fuzz`: MIMO_FUZZ_EXAMPLES
 SIZES = [(16, 8, 4), (64, 32, 8), (200, 64, 16), (1000, 128, 32)]  # slice, first window, min window
 
 

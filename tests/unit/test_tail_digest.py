@@ -16,6 +16,7 @@ from mimo_sidecar.core.tail_digest import (
     format_args,
     tool_line,
 )
+from tests.fuzz import examples
 from tests.unit.builders import (
     assistant,
     function,
@@ -301,7 +302,7 @@ def tails(draw):
     return messages
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(tails())
 def test_digest_is_bounded_and_never_shows_outputs(tail):
     result = build_digest(tail)

@@ -25,6 +25,7 @@ from mimo_sidecar.core.trigger import (
     usable_tokens,
     usage_recovered,
 )
+from tests.fuzz import examples
 from tests.unit.builders import assistant, checkpoint, compaction, seq_ordering, text, usage, user
 
 DEFAULT = RebuildConfig()
@@ -217,7 +218,7 @@ def _regex_glob(pattern: str, key: str) -> bool:
     return re.fullmatch("".join(pieces), key.replace("\\", "/"), re.DOTALL) is not None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text("ab*?/\\", max_size=8), st.text("ab/\\", max_size=8))
 def test_glob_matches_what_the_regex_translation_matched(pattern: str, key: str) -> None:
     assert glob_match(pattern, key) == _regex_glob(pattern, key)

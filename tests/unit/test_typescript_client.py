@@ -23,6 +23,10 @@ def _generator() -> list[str]:
         pytest.skip("node is not on PATH")
     if not (CLIENT / "node_modules" / "json-schema-to-typescript").is_dir():
         pytest.skip("clients/typescript has no node_modules: run `npm ci` there")
+    if not (CLIENT / "dist" / "src" / "index.js").is_file():
+        # `npm ci` builds dist/ last; without it, tests/e2e/test_node_client.py runs `npm ci` here,
+        # perhaps on another xdist worker at this very moment, replacing node_modules under us.
+        pytest.skip("clients/typescript is not built (its `npm ci` has not finished): run `npm ci` there")
     return [node, str(CLIENT / "scripts" / "generate.mjs")]
 
 
@@ -32,14 +36,24 @@ def test_generated_types_are_up_to_date() -> None:
 
 
 def test_the_check_sees_a_stale_file(tmp_path: Path) -> None:
-    generator = _generator()
-    methods = CLIENT / "src" / "methods.ts"
-    original = methods.read_text(encoding="utf-8")
-    try:
-        methods.write_text(original.replace("'session/open'", "'session/opened'"), encoding="utf-8")
-        proc = subprocess.run([*generator, "--check"], capture_output=True, text=True, timeout=120)
-    finally:
-        methods.write_text(original, encoding="utf-8")
+    """On a copy of the package beside the real schemas (the generator finds them at
+    `../../schemas`), so the checked-in src/methods.ts is never touched: another test (or xdist
+    worker) may be reading it, or building the client from it, at the same time."""
+    node, script = _generator()
+    package = tmp_path / "clients" / "typescript"
+    (package / "scripts").mkdir(parents=True)
+    shutil.copyfile(script, package / "scripts" / "generate.mjs")
+    shutil.copytree(CLIENT / "src", package / "src")
+    (package / "node_modules").symlink_to(CLIENT / "node_modules", target_is_directory=True)
+    (tmp_path / "schemas").symlink_to(CLIENT.parents[1] / "schemas", target_is_directory=True)
+    copy = [node, str(package / "scripts" / "generate.mjs"), "--check"]
+    fresh = subprocess.run(copy, capture_output=True, text=True, timeout=120)
+    assert fresh.returncode == 0, fresh.stderr  # the copy is current, as the checked-in files are
+    methods = package / "src" / "methods.ts"
+    methods.write_text(
+        methods.read_text(encoding="utf-8").replace("'session/open'", "'session/opened'"), encoding="utf-8"
+    )
+    proc = subprocess.run(copy, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "src/methods.ts differs" in proc.stderr
 
 

@@ -14,6 +14,7 @@ from mimo_sidecar.core.watermark import (
     project,
     watermark_for,
 )
+from tests.fuzz import examples
 from tests.unit.builders import (
     assistant,
     function_call,
@@ -292,7 +293,7 @@ def split_history(draw) -> list[Message]:
     return msgs
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(split_history())
 def test_watermark_never_splits_a_call_or_a_provider_message(msgs):
     result = watermark_for(msgs)
@@ -310,7 +311,7 @@ def test_watermark_never_splits_a_call_or_a_provider_message(msgs):
     assert result.tail_tokens == sum(m.tokens for m in msgs[w + 1 :])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(70), deadline=None)
 @given(split_history(), st.data())
 def test_adjust_output_range_has_no_orphan_and_no_split(msgs, data):
     elems = project(msgs)

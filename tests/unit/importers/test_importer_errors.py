@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mimo_sidecar.importers import TranscriptError, detect_format, import_transcript
+from tests.fuzz import examples
 from tests.unit.importers.transcripts import (
     GEMINI_TOKENS,
     AiderHistory,
@@ -348,7 +349,9 @@ JSON_NOISE = st.sampled_from(
 )
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     fmt=st.sampled_from(sorted(FIXTURES)),
     how=st.sampled_from(["truncate", "overwrite", "insert", "delete", "shuffle"]),
@@ -415,7 +418,9 @@ def _replace_somewhere(fmt: str, where: float, replacement: object, drop: bool) 
     return json.dumps(docs[0]).encode()
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     fmt=st.sampled_from(sorted(set(FIXTURES) - {"aider"})),  # JSON values to replace: not in Markdown
     where=st.floats(0, 1),
