@@ -18,6 +18,7 @@ from mimo_sidecar.core.request_size import request_tokens
 from mimo_sidecar.core.running_size import view_request_tokens
 from mimo_sidecar.core.session import MessageUpsert, PartUpsert, Session, SyncBatch
 from mimo_sidecar.core.words import MAIN_AGENT
+from tests.fuzz import examples
 
 COUNTINGS = [
     Counting(ANTHROPIC),
@@ -232,7 +233,7 @@ def check(model: Model) -> None:
             assert view_request_tokens(s, agent, counting) == expected, (agent, counting)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.lists(ops, min_size=1, max_size=4), min_size=1, max_size=25))
 def test_running_sum_equals_a_full_recount_after_any_changes(batches: list[list[tuple[Any, ...]]]) -> None:
     model = Model()
