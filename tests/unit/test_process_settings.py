@@ -1,4 +1,5 @@
-"""The mmap threshold is fixed at start-up on glibc (transport/allocator.py)."""
+"""Process-level settings made at start-up: glibc's mmap threshold (transport/allocator.py) and
+the width of the RPC pipes (transport/stdio.py)."""
 
 from __future__ import annotations
 
@@ -47,3 +48,27 @@ def test_freed_large_buffers_go_back_to_the_system_once_the_threshold_is_fixed()
 def test_it_reports_when_it_cannot_set_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "platform", "darwin")
     assert fix_mmap_threshold() is False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ: Linux only")
+def test_the_rpc_pipes_are_widened_and_other_files_left_alone(tmp_path: object) -> None:
+    """transport/stdio.widen_pipe: a pipe's buffer goes to 1 MiB (64 KiB by default); a regular
+    file is not a pipe and is left as it is."""
+    import fcntl
+    import os
+    from pathlib import Path
+
+    from mimo_sidecar.transport.stdio import PIPE_BYTES, widen_pipe
+
+    read_end, write_end = os.pipe()
+    try:
+        before = fcntl.fcntl(write_end, 1032)  # F_GETPIPE_SZ
+        assert widen_pipe(write_end)
+        assert fcntl.fcntl(read_end, 1032) >= PIPE_BYTES > before
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    path = Path(str(tmp_path)) / "plain"
+    path.write_bytes(b"")
+    with path.open("rb") as plain:
+        assert widen_pipe(plain.fileno()) is False
