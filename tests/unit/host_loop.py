@@ -13,6 +13,8 @@ continue.
   carrier per call in between, Codex items with a `tool`-role carrier, OpenCode inline tool parts.
 - `assert_valid(fmt, result, ...)`: the provider-rules checker finds nothing and the official SDK
   types accept the request (`tests/unit/test_sdk_types.py`).
+- `rebuild_as_host(session, memory, now_ms)`: what a host does to rebuild: the writer's watermark
+  stored (its checkpoint already on disk), then `engine.insert`.
 - `cache_prefixes_kept(turn_n, turn_n1)`: every Anthropic cache entry turn n writes (the bytes up to
   each breakpoint) is repeated byte for byte by turn n+1.
 """
@@ -23,7 +25,13 @@ import itertools
 import json
 from typing import Any
 
+from mimo_sidecar.core import engine
+from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats.rules import check
+from mimo_sidecar.core.ids import IdMinter
+from mimo_sidecar.core.memory_files import MemoryRoot
+from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.words import InsertReason
 from tests.unit.test_sdk_types import validate
 
 Json = dict[str, Any]
@@ -287,3 +295,16 @@ def cache_prefixes_kept(turn_n: tuple[Json, list[Json]], turn_n1: tuple[Json, li
     not repeat: empty when every cache entry turn n writes can be read by turn n+1."""
     before, after = cache_blocks(*turn_n), cache_blocks(*turn_n1)
     return [p for p in breakpoint_positions(*turn_n) if before[: p + 1] != after[: p + 1]]
+
+
+def rebuild_as_host(
+    session: Session, memory: MemoryRoot, now_ms: int, reason: InsertReason = "auto"
+) -> engine.InsertResult:
+    """What a host does: the writer's watermark stored, its checkpoint on disk, then insert."""
+    watermark = engine.writer_watermark(session)
+    assert watermark is not None
+    session.watermark = watermark.id
+    config = RebuildConfig()
+    return engine.insert(
+        session, memory, config, watermark=watermark.id, reason=reason, now_ms=now_ms, minter=IdMinter()
+    )

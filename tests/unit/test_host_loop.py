@@ -38,10 +38,11 @@ from tests.unit.host_loop import (
     assert_built_valid,
     cache_prefixes_kept,
     host_prefix,
+    rebuild_as_host,
     reminder_position,
 )
 from tests.unit.importers.transcripts import open_in_core
-from tests.unit.test_real_session_requests import CHECKPOINT, NOW, rebuild
+from tests.unit.test_real_session_requests import CHECKPOINT, NOW
 
 Json = dict[str, Any]
 TURNS = 18
@@ -89,7 +90,7 @@ def test_turn_after_turn_across_rebuilds(source: Callable[[], Json], fmt: str, t
     asked = False
     for turn in range(TURNS):
         if turn in REBUILD_AT:
-            outcome = rebuild(session, memory, NOW + turn)
+            outcome = rebuild_as_host(session, memory, NOW + turn)
             assert outcome.outcome == "rebuilt", (turn, outcome.detail)
             rebuilt += 1
             previous = None  # a rebuild rewrites the history after the prefix

@@ -23,7 +23,6 @@ import pytest
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS
-from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.request_build import BuiltRequest, build_messages
 from mimo_sidecar.importers import import_transcript
 from tests.content_truth import (
@@ -39,6 +38,7 @@ from tests.content_truth import (
 )
 from tests.real_sessions import FORMAT_OF_FOLDER, imported, real_session_files
 from tests.unit.builders import checkpoint_memory
+from tests.unit.host_loop import rebuild_as_host
 from tests.unit.importers.transcripts import ClaudeLog, open_in_core, text, thinking, tool_result, tool_use
 
 NOW = 1_800_000_000_000
@@ -90,12 +90,7 @@ def verdicts_of_every_format(path: Path) -> dict[str, Verdicts]:
         before = check("before", fmt, writer=True)
         out[fmt].results_checked = len(exchange(before).calls & facts.answered)
         out[fmt].reasoning_checked = len(reasoning_in_scope(facts, before, stored))
-    watermark = engine.writer_watermark(session)
-    assert watermark is not None
-    session.watermark = watermark.id
-    rebuilt = engine.insert(
-        session, memory, RebuildConfig(), watermark=watermark.id, reason="auto", now_ms=NOW, minter=IdMinter()
-    )
+    rebuilt = rebuild_as_host(session, memory, NOW)
     assert rebuilt.outcome == "rebuilt", rebuilt.detail
     for fmt in FORMATS:
         out[fmt].ask_after_rebuild = holds_ask(facts, check("after a rebuild", fmt, writer=False))

@@ -13,12 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from mimo_sidecar.core import engine
-from mimo_sidecar.core.config import RebuildConfig
-from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.importers import newest_user_ask
 from tests.real_sessions import imported, real_session_files
 from tests.unit.builders import checkpoint_memory
+from tests.unit.host_loop import rebuild_as_host
 from tests.unit.importers.transcripts import open_in_core
 
 NOW = 1_800_000_000_000
@@ -34,14 +32,8 @@ def test_the_newest_user_ask_is_never_missing_from_the_boundary(
     session = open_in_core(params)
     expected = newest_user_ask(params)
     assert expected is not None, "every real transcript holds a user ask"
-    watermark = engine.writer_watermark(session)
-    assert watermark is not None
-    session.watermark = watermark.id
     memory = checkpoint_memory(tmp_path, session.session_id, TEMPLATE)
-
-    res = engine.insert(
-        session, memory, RebuildConfig(), watermark=watermark.id, reason=reason, now_ms=NOW, minter=IdMinter()
-    )
+    res = rebuild_as_host(session, memory, NOW, reason)
     assert res.outcome in ("rebuilt", "no-gain"), res.detail
     assert res.fidelity is not None and res.render is not None
     ask = res.fidelity.newest_user_ask

@@ -19,9 +19,7 @@ import pytest
 
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.boundary import tools_named_by
-from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats.prefix import declared_tool_names
-from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.message import Message
 from mimo_sidecar.core.model_tools import ToolContext, call_tool
@@ -29,7 +27,7 @@ from mimo_sidecar.core.recent_user import raw_user_text
 from mimo_sidecar.core.session import Session
 from mimo_sidecar.core.tool_pointers import ToolPointers, missing_tools
 from tests.real_sessions import imported, real_session_files
-from tests.unit.host_loop import host_prefix
+from tests.unit.host_loop import host_prefix, rebuild_as_host
 from tests.unit.importers.transcripts import open_in_core
 from tests.unit.pointer_calls import resolved_calls
 from tests.unit.test_real_session_requests import CHECKPOINT, NOW
@@ -55,12 +53,7 @@ def prepared(path: Path, tmp: Path, pointers: ToolPointers | None) -> tuple[Sess
 
 
 def rebuilt(session: Session, memory: MemoryRoot) -> tuple[engine.InsertResult, str]:
-    watermark = engine.writer_watermark(session)
-    assert watermark is not None
-    session.watermark = watermark.id
-    result = engine.insert(
-        session, memory, RebuildConfig(), watermark=watermark.id, reason="auto", now_ms=NOW, minter=IdMinter()
-    )
+    result = rebuild_as_host(session, memory, NOW)
     assert result.outcome == "rebuilt", result.detail
     assert result.message is not None
     return result, "\n".join(p["text"] for p in result.message["parts"] if p.get("type") == "text")

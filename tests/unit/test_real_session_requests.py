@@ -15,20 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import Target
-from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.core.memory_files import MemoryRoot
 from mimo_sidecar.core.session import Session, batch_from_messages
 from mimo_sidecar.importers import newest_user_ask
 from tests.real_sessions import imported, real_session_files
 from tests.unit.builders import checkpoint_memory
-from tests.unit.host_loop import HostSteps, assert_built_valid, host_prefix
+from tests.unit.host_loop import HostSteps, assert_built_valid, host_prefix, rebuild_as_host
 from tests.unit.importers.transcripts import open_in_core
 from tests.unit.reasoning_count import unaccounted
 
@@ -78,22 +76,6 @@ def check_every_format(session: Session, memory: MemoryRoot, phase: str) -> int:
     return checked
 
 
-def rebuild(session: Session, memory: MemoryRoot, now_ms: int) -> Any:
-    """What a host does: the writer's watermark stored, its checkpoint on disk, then insert."""
-    watermark = engine.writer_watermark(session)
-    assert watermark is not None
-    session.watermark = watermark.id
-    return engine.insert(
-        session,
-        memory,
-        RebuildConfig(),
-        watermark=watermark.id,
-        reason="auto",
-        now_ms=now_ms,
-        minter=IdMinter(),
-    )
-
-
 def phases(path: Path, tmp_path: Path) -> Iterator[tuple[str, Session, MemoryRoot]]:
     """The imported session opened with its host's prefix, then after each step of the cycle:
     before, after one rebuild, with the host's next steps, after a second rebuild."""
@@ -103,7 +85,7 @@ def phases(path: Path, tmp_path: Path) -> Iterator[tuple[str, Session, MemoryRoo
     memory = checkpoint_memory(tmp_path, session.session_id, CHECKPOINT)
     yield "before", session, memory
 
-    first = rebuild(session, memory, NOW)
+    first = rebuild_as_host(session, memory, NOW)
     assert first.outcome == "rebuilt", first.detail
     ask = newest_user_ask(params)
     assert ask is not None and first.fidelity is not None
@@ -114,7 +96,7 @@ def phases(path: Path, tmp_path: Path) -> Iterator[tuple[str, Session, MemoryRoo
     appended = [m for k in range(HOST_STEPS) for m in steps.step(k, image=k % 5 == 0)]
     session.apply(batch_from_messages(appended))
     yield "host steps after the rebuild", session, memory
-    second = rebuild(session, memory, NOW + 1)
+    second = rebuild_as_host(session, memory, NOW + 1)
     assert second.outcome == "rebuilt", second.detail
     yield "after a second rebuild", session, memory
 

@@ -10,11 +10,10 @@ import pytest
 
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.boundary import COMPACTABLE, KEPT_TOOLS
-from mimo_sidecar.core.config import RebuildConfig
-from mimo_sidecar.core.ids import IdMinter
 from mimo_sidecar.importers import import_transcript, tool_names
 from tests.real_sessions import expected_format, imported, real_session_files, results_stamped_after
 from tests.unit.builders import checkpoint_memory
+from tests.unit.host_loop import rebuild_as_host
 from tests.unit.importers.transcripts import (
     T0,
     ClaudeLog,
@@ -96,11 +95,8 @@ def test_a_rebuild_of_a_real_session_clears_old_tool_results(path: Path, tmp_pat
     memory = checkpoint_memory(tmp_path, session.session_id, "Topic: go on\n\n## Intent\n\nGo on.\n")
     watermark = engine.writer_watermark(session)
     assert watermark is not None
-    session.watermark = watermark.id
     stamped_later = results_stamped_after(params, watermark.id)
-    inserted = engine.insert(
-        session, memory, RebuildConfig(), watermark=watermark.id, reason="auto", now_ms=T0, minter=IdMinter()
-    )
+    inserted = rebuild_as_host(session, memory, T0)
     assert inserted.outcome == "rebuilt", inserted.detail
     assert (len(inserted.compacted) > 0) == stamped_later, expected_format(path)
     assert len({(m.message_id, m.call_id) for m in inserted.compacted}) == len(inserted.compacted)
