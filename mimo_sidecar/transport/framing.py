@@ -191,7 +191,11 @@ class FrameReader:
                 return FrameProblem("header", f"a header block longer than {MAX_HEADER_BYTES} bytes")
             partial = bytes(self._buffer[pos:])
             name = partial.split(b":", 1)[0]
-            if any(b not in _TOKEN_CHARS for b in name.rstrip(b" \t")) or len(name) > 256:
+            # A lone "\r" is the start of the blank line that ends the block, its "\n" not read
+            # yet: the bytes of one frame may arrive in any number of reads.
+            blank_so_far = partial == b"\r"
+            token = name.rstrip(b" \t")
+            if not blank_so_far and (any(b not in _TOKEN_CHARS for b in token) or len(name) > 256):
                 return self._not_a_header(partial)
             if not self._fill():
                 return None

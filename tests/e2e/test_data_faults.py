@@ -324,9 +324,13 @@ def test_closed_sessions_leave_nothing_behind(wire: EditorClient) -> None:
         assert "result" in wire.call("session/close", {"sessionId": sid})
     wire.decline = False
     # Close what the module's other tests left open, then nothing may remain.
-    for sid in ("sync-typed", "inf", "inf-data", "globs", *(f"fork{n}" for n in range(3000))):
-        wire.request("session/close", {"sessionId": sid})
-    wire.call("session/get", {"sessionId": "nobody"}, timeout=60)  # after every close above
+    closes = {
+        sid: wire.request("session/close", {"sessionId": sid})
+        for sid in ("sync-typed", "inf", "inf-data", "globs", *(f"fork{n}" for n in range(3000)))
+    }
+    for sid, msg_id in closes.items():
+        answer = wire.response(msg_id, timeout=60)
+        assert "result" in answer or answer["error"]["data"]["name"] == "SessionNotFound", (sid, answer)
     retained = wire.call("test/retained", {})["result"]
     assert retained == wire.baseline, retained  # no session, object, token or future of theirs
     assert all(n == 0 for key, n in retained.items() if key != "pendingFutures"), retained
