@@ -85,11 +85,15 @@ def _trim_carrier(carrier: Message, dropped_call_ids: set[str]) -> Message | Non
         return carrier
     if any(r.part_index == MESSAGE_LEVEL_RESULT for r in doomed):
         return None  # an OpenAI tool-role message is its result
-    doomed_parts = {r.part_index for r in doomed}
-    parts = [p for i, p in enumerate(carrier.parts) if i not in doomed_parts]
-    if not parts:
-        return None
-    return Message(carrier.info, parts, seq=carrier.seq)
+    doomed_parts = frozenset(r.part_index for r in doomed)
+    # Kept per version of the carrier: the same object from one request to the next, so that a
+    # converted prefix that holds it stays valid (`build_memo`).
+    key = ("collapse.trimmed", doomed_parts)
+    if key not in carrier.derived:
+        parts = [p for i, p in enumerate(carrier.parts) if i not in doomed_parts]
+        carrier.derived[key] = Message(carrier.info, parts, seq=carrier.seq) if parts else None
+    trimmed: Message | None = carrier.derived[key]
+    return trimmed
 
 
 def _interrupted_calls(boundary: Message) -> frozenset[str]:

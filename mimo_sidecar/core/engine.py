@@ -27,6 +27,7 @@ from .boundary import (
     render_index,
     tools_named_by,
 )
+from .build_memo import BuildMemo
 from .collapse import collapse
 from .config import RebuildConfig
 from .errors import DomainError, ErrorCode
@@ -730,6 +731,7 @@ def build(
         target=target,
         cache_ttl=cache_ttl,
         model_in_use=model_in_use(session, agent_id),
+        memo=session.kept(("build", agent_id), BuildMemo),
     )
     pending = usage_recovered(view, session.ordering(), session.view_carriers(agent_id))
     added = sidecar_tool_names(sidecar_tools) if sidecar_tools is not None else ()
@@ -797,5 +799,6 @@ def build_for_writer(
         cache_ttl=cache_ttl,
         closing=(instructions, view[-1].id) if instructions is not None and view else None,
         model_in_use=model_in_use(session, MAIN_AGENT),
+        memo=session.kept(("writer-build",), BuildMemo),
     )
     return BuildResult(prefix_of(session, built, sidecar_tools), built, False, False)

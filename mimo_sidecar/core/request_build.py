@@ -22,16 +22,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .build_memo import BuildMemo, Options, convert
 from .collapse import collapse
-from .formats import DEFAULT_FORMAT, Target, render_history
+from .formats import DEFAULT_FORMAT, Target
 from .formats.ai_sdk import tool_output
 from .formats.model import Json, ToolCall
-from .formats.normalize import add_closing_text, add_reminder, inline_result, normalize
+from .formats.normalize import inline_result
 from .formats.report import Report
 from .message import Message
 from .ordering import Ordering
-from .provider_count import counting_for
-from .request_size import message_token_counts
 
 
 @dataclass(frozen=True)
@@ -67,44 +66,37 @@ def build_messages(
     cache_ttl: str | None = None,
     closing: tuple[str, str] | None = None,
     model_in_use: tuple[str | None, str | None] | None = None,
+    memo: BuildMemo | None = None,
 ) -> BuiltRequest:
     """View → (collapse) → normalised turns (+ reminder, + closing text) → the messages of format
     `fmt`. `closing` is `(text, source)`: a last user text that no stored message holds (the
     writer's instructions), attributed to the stored message `source`. `model_in_use` (provider,
     model) is the target's default when the host names none; without it, the newest assistant
-    turn of the request."""
+    turn of the request. With `memo`, the conversion of the view up to its newest cut is kept and
+    reused by the next request built through it (`build_memo`): the same request, converted from
+    what is new."""
     msgs = list(messages)
-    report = Report()
+    collapse_warnings: list[str] = []
     collapsed_ids: list[str] = []
     if collapse_tail:
         collapsed = collapse(msgs, ordering)
         msgs, collapsed_ids = list(collapsed.messages), list(collapsed.removed_ids)
-        report.warnings += collapsed.warnings
-    turns = normalize(msgs, skill_flag=skill_catalog_flag, report=report)
-    if reminder is not None:
-        add_reminder(turns, msgs, reminder, report)
-    if closing is not None:
-        add_closing_text(turns, *closing)
-    history = render_history(fmt, turns, target, report, cache_ttl, model_in_use)
-    rendered = history.rendered
-    used = {source for group in rendered.sources for source in group}
-    model = (history.target.provider_id, history.target.model_id)
-    counting = counting_for(*(model if any(model) else model_in_use or (None, None)), fmt)
-    contributing = [m for m in msgs if m.id in used]
-    shares = dict(
-        zip((m.id for m in contributing), message_token_counts(contributing, counting), strict=True)
-    )
+        collapse_warnings += collapsed.warnings
+    options = Options(fmt, target, cache_ttl, skill_catalog_flag, model_in_use)
+    done = (memo.convert if memo is not None else convert)(msgs, options, reminder, closing)
+    report = Report(collapse_warnings)
+    report.absorb(done.report)
     return BuiltRequest(
-        messages=rendered.messages,
-        sources=[group[0] for group in rendered.sources],
+        messages=done.rendered.messages,
+        sources=[group[0] for group in done.rendered.sources],
         collapsed_ids=collapsed_ids,
         warnings=report.flush(),
-        estimated_tokens=sum(shares.values()),
-        message_tokens=shares,
-        source_groups=rendered.sources,
-        call_id_map=history.call_ids,
-        overrides=rendered.overrides,
+        estimated_tokens=sum(done.shares.values()),
+        message_tokens=done.shares,
+        source_groups=done.rendered.sources,
+        call_id_map=done.call_ids,
+        overrides=done.rendered.overrides,
         format=fmt,
-        target=history.target,
-        cache_ttl=history.cache_ttl,
+        target=done.target,
+        cache_ttl=done.cache_ttl,
     )

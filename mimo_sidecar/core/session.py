@@ -30,6 +30,7 @@ DAY_MS = 86_400_000
 
 INVALID = ErrorCode.INVALID_SESSION_DATA
 F = TypeVar("F", bound="Follower")
+K = TypeVar("K")
 
 
 class Follower(Protocol):
@@ -44,6 +45,9 @@ class Follower(Protocol):
 
 # Followers kept per session (one per agent and provider counting in use); the oldest goes first.
 MAX_FOLLOWERS = 8
+# Values kept per session for its next requests (`build_memo`: one per agent and purpose, each
+# holding a converted view); the least recently used goes first.
+MAX_KEPT = 3
 
 
 @dataclass
@@ -133,6 +137,7 @@ class Session:
         self._parent: Session | None = None
         self._parent_watermark: str | None = None
         self._followers: dict[Any, Follower] = {}
+        self._kept: dict[Any, Any] = {}
         # Per agent, its assistant messages that hold a usage record, in listing order: the trigger
         # looks for the newest one without walking a history of steps that have none (Codex, Cline).
         self._with_usage: dict[str, _Listing] = {}
@@ -487,6 +492,17 @@ class Session:
                 del self._followers[next(iter(self._followers))]
         self._followers[key] = found  # newest last
         return found  # type: ignore[return-value]  # stored under its key by this method only
+
+    def kept(self, key: Any, make: Callable[[], K]) -> K:
+        """The value kept under `key` for this session's next requests, made on first use (at most
+        `MAX_KEPT`; it validates itself against the messages it is given, see `build_memo`)."""
+        found = self._kept.pop(key, None)
+        if found is None:
+            found = make()
+            if len(self._kept) >= MAX_KEPT:
+                del self._kept[next(iter(self._kept))]
+        self._kept[key] = found
+        return found  # type: ignore[no-any-return]  # stored under its key by this method only
 
     def _touch(self, msg: Message) -> None:
         for follower in self._followers.values():

@@ -4,7 +4,8 @@ Module layout:
 
 - `model`: the normalised request (`Turn`s of `Text`, `Media`, `Reasoning`, `ToolCall`,
   `ToolResult` blocks);
-- `normalize`: the shared pass, stored view → turns ("Normalisation"), and the per-turn reminder;
+- `normalize`: the shared pass, stored view → turns ("Normalisation"), and the per-turn reminder
+  (run by `core.build_memo`, which keeps a view's converted prefix from one request to the next);
 - `target`: what the host says about the model the request goes to, and the reasoning replay rule;
 - `call_ids`: deterministic call-ID remapping per provider limits;
 - `context`: the renderers' shared inputs, output and helpers; `report`: the warnings vocabulary;
@@ -25,18 +26,31 @@ from . import ai_sdk, anthropic, call_ids, gemini, openai_chat, openai_responses
 from .context import RenderContext, Rendered
 from .model import Turn
 from .report import CACHE_IGNORED, Report
-from .target import Target, resolve
+from .target import Target
 
 DEFAULT_FORMAT: RequestFormat = "ai-sdk"
 
-Renderer = Callable[[Sequence[Turn], RenderContext], Rendered]
-RENDERERS: dict[str, tuple[Renderer, Callable[[], call_ids.CallIdMap], bool]] = {
-    # format: (renderer, call-ID map, default the target's model to the newest assistant's)
-    "ai-sdk": (ai_sdk.render, call_ids.unchanged, False),
-    "anthropic": (anthropic.render, call_ids.anthropic, True),
-    "openai-chat": (openai_chat.render, call_ids.openai_chat, True),
-    "openai-responses": (openai_responses.render, call_ids.openai_responses, True),
-    "gemini": (gemini.render, call_ids.unchanged, True),
+
+@dataclass(frozen=True)
+class Renderer:
+    """One format: `feed` appends turns to a `Rendered` (resumable: `build_memo` feeds a cached
+    prefix's copy), `finish` applies the rules that look at the whole request; `call_ids` makes its
+    call-ID map; `default_model`: the target's model defaults to the newest assistant's."""
+
+    feed: Callable[[Sequence[Turn], RenderContext, Rendered], None]
+    finish: Callable[[Rendered, RenderContext], None]
+    call_ids: Callable[[], call_ids.CallIdMap]
+    default_model: bool
+
+
+RENDERERS: dict[str, Renderer] = {
+    "ai-sdk": Renderer(ai_sdk.feed, ai_sdk.finish, call_ids.unchanged, False),
+    "anthropic": Renderer(anthropic.feed, anthropic.finish, call_ids.anthropic, True),
+    "openai-chat": Renderer(openai_chat.feed, openai_chat.finish, call_ids.openai_chat, True),
+    "openai-responses": Renderer(
+        openai_responses.feed, openai_responses.finish, call_ids.openai_responses, True
+    ),
+    "gemini": Renderer(gemini.feed, gemini.finish, call_ids.unchanged, True),
 }
 FORMATS = tuple(RENDERERS)
 
@@ -56,31 +70,19 @@ AI_SDK_OUTPUT = BuildOutput()  # the default: today's AI SDK ModelMessages
 CACHE_FORMATS = ("anthropic",)
 
 
-@dataclass
-class History:
-    rendered: Rendered
-    call_ids: dict[str, str]  # mapped call ID → stored call ID
-    target: Target  # the target with its defaults resolved
-    cache_ttl: str | None  # None when the format takes no breakpoints
-
-
-def render_history(
-    fmt: str,
-    turns: Sequence[Turn],
-    target: Target | None,
-    report: Report,
-    cache_ttl: str | None = None,
-    model_in_use: tuple[str | None, str | None] | None = None,
-) -> History:
-    """The normalised turns in format `fmt` (`model_in_use`: see `target.resolve`)."""
-    renderer, make_ids, default_model = RENDERERS[fmt]
+def cache_ttl_for(fmt: str, cache_ttl: str | None, report: Report) -> str | None:
+    """The breakpoints' TTL when format `fmt` takes breakpoints; otherwise None, reported."""
     if cache_ttl is not None and fmt not in CACHE_FORMATS:
         report.warn(CACHE_IGNORED, f"prompt-cache breakpoints are set only in {', '.join(CACHE_FORMATS)}")
-        cache_ttl = None
-    ids = make_ids()
-    resolved = resolve(target, turns, filter_by_default=default_model, model_in_use=model_in_use)
-    rendered = renderer(turns, RenderContext(resolved, report, ids, cache_ttl))
-    return History(rendered, ids.mapped, resolved, cache_ttl)
+        return None
+    return cache_ttl
 
 
-__all__ = ["DEFAULT_FORMAT", "FORMATS", "History", "Target", "render_history"]
+__all__ = [
+    "DEFAULT_FORMAT",
+    "FORMATS",
+    "RENDERERS",
+    "Renderer",
+    "Target",
+    "cache_ttl_for",
+]

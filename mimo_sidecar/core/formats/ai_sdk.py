@@ -140,8 +140,11 @@ def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
     return content
 
 
-def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
-    out = Rendered()
+def finish(out: Rendered, ctx: RenderContext) -> None:
+    """Nothing spans turns in this format."""
+
+
+def feed(turns: Sequence[Turn], ctx: RenderContext, out: Rendered) -> None:
     for turn in turns:
         if turn.role == "tool":
             results = [
@@ -153,4 +156,3 @@ def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
         content = _user(turn, ctx) if turn.role == "user" else _assistant(turn, ctx)
         if content:
             out.add({"role": turn.role, "content": content}, turn.sources)
-    return out

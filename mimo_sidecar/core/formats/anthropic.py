@@ -169,38 +169,40 @@ def _results(turn: Turn, ctx: RenderContext) -> list[Json]:
     return blocks + moved_all
 
 
-def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
-    out = Rendered()
-    boundary_index: int | None = None
+def feed(turns: Sequence[Turn], ctx: RenderContext, out: Rendered) -> None:
     for turn in turns:
         if turn.role == "tool":
-            pieces = [(_results(turn, ctx), "user")]
+            content, role = _results(turn, ctx), "user"
         elif turn.role == "user":
-            pieces = [(user_blocks(turn, ctx, SHAPES), "user")]
+            content, role = user_blocks(turn, ctx, SHAPES), "user"
         else:
-            pieces = [(_assistant(turn, ctx), "assistant")]
-        for content, role in pieces:
-            if not content:
-                continue
-            if out.messages and out.messages[-1]["role"] == role:  # the API merges them anyway
-                out.messages[-1]["content"].extend(content)
-                out.sources[-1] += [s for s in turn.sources if s not in out.sources[-1]]
-            else:
-                out.add({"role": role, "content": content}, turn.sources)
-            if turn.boundary:
-                boundary_index = len(out.messages) - 1
+            content, role = _assistant(turn, ctx), "assistant"
+        if not content:
+            continue
+        if out.messages and out.messages[-1]["role"] == role:  # the API merges them anyway
+            out.extend_last("content", content, turn.sources)
+        else:
+            out.add({"role": role, "content": content}, turn.sources)
+        if turn.boundary:
+            out.boundary_index = len(out.messages) - 1
+
+
+def finish(out: Rendered, ctx: RenderContext) -> None:
     _final_assistant_rules(out, ctx)
     if ctx.cache_ttl is not None:
         volatile = frozenset(id(block) for block in ctx.volatile)
-        place_message_breakpoints(out.messages, boundary_index, ctx.cache_ttl, volatile)
-    return out
+        place_message_breakpoints(
+            out.messages, out.boundary_index, ctx.cache_ttl, volatile, lambda i: out.own(i, "content")
+        )
 
 
 def _final_assistant_rules(out: Rendered, ctx: RenderContext) -> None:
-    assistants = [i for i, m in enumerate(out.messages) if m["role"] == "assistant"]
-    if not assistants:
+    newest = next(
+        (i for i in range(len(out.messages) - 1, -1, -1) if out.messages[i]["role"] == "assistant"), None
+    )
+    if newest is None:
         return
-    last = out.messages[assistants[-1]]
+    last = out.own(newest, "content")
     content: list[Json] = last["content"]
     has_calls = any(b["type"] == "tool_use" for b in content)
     if ctx.target.thinking is True and has_calls and content[0]["type"] not in THINKING_TYPES:
@@ -210,11 +212,11 @@ def _final_assistant_rules(out: Rendered, ctx: RenderContext) -> None:
         out.overrides["thinking"] = {"type": "disabled"}
         ctx.report.warn(
             r.THINKING_DISABLED,
-            f"{out.sources[assistants[-1]][0]}: the final assistant message has tool calls but does not "
+            f"{out.sources[newest][0]}: the final assistant message has tool calls but does not "
             f"start with signed thinking; send this request with thinking disabled (overrides.thinking)"
             + (f"; {dropped} thinking blocks left out of it" if dropped else ""),
         )
-    if assistants[-1] == len(out.messages) - 1:
+    if newest == len(out.messages) - 1:
         tail: Any = content[-1] if content else None
         if tail is not None and tail["type"] == "text" and tail["text"] != tail["text"].rstrip():
             trimmed = tail["text"].rstrip()

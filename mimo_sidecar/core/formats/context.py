@@ -22,15 +22,48 @@ INLINED_TEXT_TYPES = frozenset({"text/plain", "application/x-directory"})
 
 @dataclass
 class Rendered:
-    """One format's messages, with the stored messages each came from."""
+    """One format's messages, with the stored messages each came from.
+
+    A renderer appends to it turn by turn (`feed`), then applies its rules for the whole request
+    (`finish`). The first `shared` messages may belong to a cached prefix (`build_memo`): a renderer
+    never changes one of them in place, it changes its own copy (`own`, `extend_last`)."""
 
     messages: list[Json] = field(default_factory=list)
     sources: list[list[str]] = field(default_factory=list)
     overrides: Json = field(default_factory=dict)  # request fields this history needs (thinking off)
+    boundary_index: int | None = None  # the message holding the rebuild boundary's turn
+    shared: int = 0
+    _owned: set[int] = field(default_factory=set)  # shared positions already replaced by a copy
 
     def add(self, message: Json, sources: list[str]) -> None:
         self.messages.append(message)
         self.sources.append(list(sources))
+
+    def own(self, index: int, key: str) -> Json:
+        """Message `index`, copied first (with its `key` list and sources) when it is shared."""
+        if index < self.shared and index not in self._owned:
+            self._owned.add(index)
+            message = self.messages[index]
+            self.messages[index] = {**message, key: list(message[key])}
+            self.sources[index] = list(self.sources[index])
+        return self.messages[index]
+
+    def extend_last(self, key: str, content: list[Json], sources: list[str]) -> None:
+        """Content of the same role added to the last message (as the API would merge them)."""
+        last = len(self.messages) - 1
+        self.own(last, key)[key].extend(content)
+        held = self.sources[last]
+        held += [s for s in sources if s not in held]
+
+    def resumed(self) -> Rendered:
+        """A copy to go on appending to, sharing every message with this one."""
+        return Rendered(
+            list(self.messages),
+            [*self.sources],
+            dict(self.overrides),
+            self.boundary_index,
+            len(self.messages),
+        )
 
 
 @dataclass

@@ -146,15 +146,18 @@ def _results(turn: Turn, ctx: RenderContext, out: Rendered) -> None:
         out.add({"role": "user", "parts": moved_all}, turn.sources)
 
 
-def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
-    out = Rendered()
+def feed(turns: Sequence[Turn], ctx: RenderContext, out: Rendered) -> None:
+    """A model content is signed once nothing can be merged into it any more: when a user content
+    follows it, or at `finish` (signing is idempotent: a signed call is left as it is)."""
     for turn in turns:
         if turn.role == "tool":
+            _close_model(out, ctx)
             _results(turn, ctx, out)
             continue
         if turn.role == "user":
             parts = user_blocks(turn, ctx, SHAPES)
             if parts:
+                _close_model(out, ctx)
                 out.add({"role": "user", "parts": parts}, turn.sources)
             continue
         parts = _assistant(turn, ctx)
@@ -164,11 +167,17 @@ def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
             ctx.report.warn(r.LEADING_TURN_ADDED, f"{turn.sources[0]}: the history starts with a model turn")
             out.add({"role": "user", "parts": [{"text": LEADING_USER_TEXT}]}, turn.sources)
         if out.messages[-1]["role"] == "model":
-            out.messages[-1]["parts"].extend(parts)
-            out.sources[-1] += [s for s in turn.sources if s not in out.sources[-1]]
+            out.extend_last("parts", parts, turn.sources)
         else:
             out.add({"role": "model", "parts": parts}, turn.sources)
-    for content in out.messages:
-        if content["role"] == "model":
-            _sign_first_call(content["parts"], ctx)
-    return out
+
+
+def finish(out: Rendered, ctx: RenderContext) -> None:
+    _close_model(out, ctx)
+
+
+def _close_model(out: Rendered, ctx: RenderContext) -> None:
+    # The one change made in place to a message a cached prefix may share: the same for every
+    # request of that prefix and target, so what the prefix holds stays what a full build makes.
+    if out.messages and out.messages[-1]["role"] == "model":
+        _sign_first_call(out.messages[-1]["parts"], ctx)

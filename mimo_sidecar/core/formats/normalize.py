@@ -3,7 +3,8 @@
 protocol.md, "Formats", "Normalisation (every format)"; behavior.md#part-conversion,
 behavior.md#request-validity.
 
-Run once per request, before any renderer:
+Run before the renderer, over the messages a request converts (the whole view, or what follows the
+prefix `core.build_memo` kept):
 
 1. **Select**: an assistant message with an error is skipped unless it was aborted and has
    real parts; `ignored` text and bookkeeping parts (`step-start`, `step-finish`, `snapshot`,
@@ -327,22 +328,92 @@ class _Indexed:
     used: bool = False
 
 
-class _Normalizer:
-    def __init__(self, msgs: Sequence[Message], skill_flag: str, report: r.Report) -> None:
+@dataclass
+class Carried:
+    """What the messages before a cut leave to the pass over the messages after it
+    (`build_memo`): the call IDs issued, the results no call took (reported at the end, in the
+    order of their call IDs' first results) and that order."""
+
+    issued: set[str]
+    unused: dict[str, list[_Indexed]]
+    rank: dict[str, int]  # call ID → the rank of its first result among the results before the cut
+    interrupted: frozenset[str]  # calls before the cut sent as interrupted: a result after it is theirs
+
+
+def _merged(
+    first: dict[str, list[_Indexed]], second: dict[str, list[_Indexed]], rank: dict[str, int]
+) -> dict[str, list[_Indexed]]:
+    return {
+        k: [*first.get(k, ()), *second.get(k, ())] for k in sorted({*first, *second}, key=rank.__getitem__)
+    }
+
+
+class Normalizer:
+    """The pass over `msgs`, run at once (`run`) or in stretches (`feed`, then `finish`) so that
+    `build_memo` can keep the state at a cut (`carry`) and start the next request from it
+    (`carried`): the same turns, warnings and order as one pass over the whole view."""
+
+    def __init__(
+        self, msgs: Sequence[Message], skill_flag: str, report: r.Report, carried: Carried | None = None
+    ) -> None:
         self.msgs = msgs
         self.skill_flag = skill_flag
         self.report = report
+        self.carried = carried
         self.turns: list[Turn] = []
         self.open: _Step | None = None
-        self.issued: set[str] = set()
+        self.issued: set[str] = set(carried.issued) if carried is not None else set()
+        self.reach = -1  # the furthest position a call took its result from
+        self.interrupted: list[str] = []  # calls sent as interrupted (no result stored after them)
         self.results: dict[str, list[_Indexed]] = {}
         for position, msg in enumerate(msgs):
             if msg.role != "assistant" and is_carrier(msg):
                 for result in tool_results(msg):
                     self.results.setdefault(result.call_id, []).append(_Indexed(position, msg, result))
 
-    def run(self) -> list[Turn]:
-        for position, msg in enumerate(self.msgs):
+    def finish(self) -> list[Turn]:
+        self.close()
+        self.report_unused_results()
+        return self.turns
+
+    def opens_turn(self, position: int) -> bool:
+        """Whether message `position` starts by closing what is open (a cut may go before it)."""
+        msg = self.msgs[position]
+        if not msg.parts or (msg.role != "assistant" and is_carrier(msg)):
+            return False
+        if msg.role == "user":
+            return True
+        if msg.role != "assistant":
+            return False
+        plan = _AssistantPlan.cached(msg)
+        if not plan.steps:
+            return False
+        return plan.response is None or self.open is None or self.open.provider_message_id != plan.response
+
+    def carry(self, mark: int) -> Carried:
+        """The state after `msgs[:mark]`, everything before closed (the caller closed it)."""
+        rank = dict(self.carried.rank) if self.carried is not None else {}
+        left: dict[str, list[_Indexed]] = {}
+        for call_id, entries in self.results.items():
+            before = [e for e in entries if e.position < mark]
+            if before:
+                rank.setdefault(call_id, len(rank))
+                unused = [e for e in before if not e.used]
+                if unused:
+                    left[call_id] = unused
+        earlier = self.carried.unused if self.carried is not None else {}
+        interrupted = self.carried.interrupted if self.carried is not None else frozenset()
+        return Carried(
+            set(self.issued), _merged(earlier, left, rank), rank, interrupted | set(self.interrupted)
+        )
+
+    def answers_interrupted(self) -> bool:
+        """Whether these messages hold a result for a call the carried state sent as interrupted."""
+        return self.carried is not None and not self.carried.interrupted.isdisjoint(self.results)
+
+    def feed(self, start: int, stop: int) -> None:
+        for position in range(start, stop):
+            msg = self.msgs[position]
             if not msg.parts:
                 continue  # behavior.md#part-conversion: zero parts, skipped
             if msg.role == "assistant":
@@ -354,9 +425,6 @@ class _Normalizer:
                 turn = self.user_turn(msg, msg.parts)
                 if turn is not None:
                     self.turns.append(turn)
-        self.close()
-        self.report_unused_results()
-        return self.turns
 
     # -- user content ----------------------------------------------------------------------
     def sendable(self, text: str, message_id: str) -> bool:
@@ -447,9 +515,7 @@ class _Normalizer:
     def assistant(self, position: int, msg: Message) -> None:
         """Replay the message's steps (`_AssistantPlan`, made once per version of the message: a
         build after one new step converts that step's parts, not the whole history's)."""
-        plan: _AssistantPlan | None = msg.derived.get(_PLAN_KEY)
-        if plan is None:
-            plan = msg.derived[_PLAN_KEY] = _AssistantPlan.of(msg)
+        plan = _AssistantPlan.cached(msg)
         for kind, text in plan.skipped:
             self.report.tally(kind, text, msg.id)
         if not plan.steps:
@@ -508,6 +574,7 @@ class _Normalizer:
                             r.RESULT_SYNTHESIZED,
                             f"{turn.sources[-1]}: call {call.call_id!r} has no result; sent as interrupted",
                         )
+                        self.interrupted.append(call.call_id)
                         result = interrupted_result(call)
                         result.source = turn.sources[-1]
                     else:
@@ -529,14 +596,19 @@ class _Normalizer:
         for entry in self.results.get(call_id, ()):
             if not entry.used and entry.position > call_position:
                 entry.used = True
+                self.reach = max(self.reach, entry.position)
                 return entry
         return None
 
     def report_unused_results(self) -> None:
-        for call_id, entries in self.results.items():
+        unused = {k: left for k, v in self.results.items() if (left := [e for e in v if not e.used])}
+        if self.carried is not None:
+            rank = self.carried.rank
+            groups = _merged(self.carried.unused, {k: v for k, v in unused.items() if k in rank}, rank)
+            groups.update({k: v for k, v in unused.items() if k not in rank})
+            unused = groups
+        for call_id, entries in unused.items():
             for entry in entries:
-                if entry.used:
-                    continue
                 if call_id in self.issued:
                     self.report.warn(
                         r.DUPLICATE_RESULT_DROPPED,
@@ -577,6 +649,13 @@ class _AssistantPlan:
     provider: str | None
     model: str | None
     steps: tuple[tuple[Any, ...], ...]
+
+    @staticmethod
+    def cached(msg: Message) -> _AssistantPlan:
+        plan: _AssistantPlan | None = msg.derived.get(_PLAN_KEY)
+        if plan is None:
+            plan = msg.derived[_PLAN_KEY] = _AssistantPlan.of(msg)
+        return plan
 
     @staticmethod
     def of(msg: Message) -> _AssistantPlan:
@@ -679,10 +758,6 @@ def _steps(parts: list[Json]) -> list[list[tuple[int, Json]]]:
             steps.append([])
         steps[-1].append((i, part))
     return steps
-
-
-def normalize(msgs: Sequence[Message], *, skill_flag: str, report: r.Report) -> list[Turn]:
-    return _Normalizer(msgs, skill_flag, report).run()
 
 
 # =============================================================================================

@@ -127,8 +127,11 @@ def _results(turn: Turn, ctx: RenderContext, out: Rendered) -> None:
         out.add({"role": "user", "content": moved}, turn.sources)
 
 
-def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
-    out = Rendered()
+def finish(out: Rendered, ctx: RenderContext) -> None:
+    """Nothing spans turns in this format."""
+
+
+def feed(turns: Sequence[Turn], ctx: RenderContext, out: Rendered) -> None:
     for turn in turns:
         if turn.role == "tool":
             _results(turn, ctx, out)
@@ -140,4 +143,3 @@ def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
             message = _assistant(turn, ctx)
             if message is not None:
                 out.add(message, turn.sources)
-    return out

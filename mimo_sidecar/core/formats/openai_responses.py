@@ -251,8 +251,11 @@ def _results(turn: Turn, ctx: RenderContext, out: Rendered) -> None:
         out.add({"type": "message", "role": "user", "content": moved_all}, turn.sources)
 
 
-def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
-    out = Rendered()
+def finish(out: Rendered, ctx: RenderContext) -> None:
+    """Nothing spans turns in this format."""
+
+
+def feed(turns: Sequence[Turn], ctx: RenderContext, out: Rendered) -> None:
     for turn in turns:
         if turn.role == "tool":
             _results(turn, ctx, out)
@@ -262,4 +265,3 @@ def render(turns: Sequence[Turn], ctx: RenderContext) -> Rendered:
         else:
             for item in _assistant(turn, ctx):
                 out.add(item, turn.sources)
-    return out

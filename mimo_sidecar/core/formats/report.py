@@ -64,6 +64,23 @@ class Report:
         if len(entry.examples) < MAX_EXAMPLES and source not in entry.examples:
             entry.examples.append(source)
 
+    def copy(self) -> Report:
+        twin = Report(list(self.warnings))
+        twin._tallies = {key: _Tally(t.count, list(t.examples)) for key, t in self._tallies.items()}
+        return twin
+
+    def absorb(self, other: Report) -> None:
+        """`other`'s warnings and counts after these, as if its events had come after this
+        report's (a cached prefix's report, then the rest of the request's: `build_memo`).
+        The first `MAX_EXAMPLES` distinct sources of each side are enough to merge the examples."""
+        self.warnings += other.warnings
+        for key, theirs in other._tallies.items():
+            mine = self._tallies.setdefault(key, _Tally())
+            mine.count += theirs.count
+            for source in theirs.examples:
+                if len(mine.examples) < MAX_EXAMPLES and source not in mine.examples:
+                    mine.examples.append(source)
+
     def flush(self) -> list[str]:
         for (code, what), entry in self._tallies.items():
             more = ", …" if entry.count > len(entry.examples) else ""

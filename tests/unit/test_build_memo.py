@@ -1,0 +1,274 @@
+"""A request converted from a kept prefix (`core.build_memo`) is the request a conversion of the
+whole view makes: messages, sources, warnings in their order, counts, the call-ID map, overrides,
+the target, the estimate and each message's share, in every format, with and without the per-turn
+reminder, Anthropic breakpoints and the writer's closing text. Checked after random sequences of
+changes (the running-size property test's changes, plus orphan and second results, reused call IDs,
+entries of one response and trailing whitespace), on cases written for each thing that crosses a
+cut, and on the real transcripts as they grow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mimo_sidecar.core.build_memo import BuildMemo
+from mimo_sidecar.core.formats import FORMATS
+from mimo_sidecar.core.formats.target import Target
+from mimo_sidecar.core.message import Json, Message
+from mimo_sidecar.core.request_build import BuiltRequest, build_messages
+from mimo_sidecar.core.session import PartUpsert, Session, SyncBatch
+from mimo_sidecar.core.words import MAIN_AGENT
+from tests.fuzz import examples
+from tests.real_sessions import imported, real_session_files
+from tests.unit.importers.transcripts import open_in_core
+from tests.unit.test_running_size import Model, _info, apply
+from tests.unit.test_running_size import ops as size_ops
+from tests.unit.test_running_size import texts as size_texts
+
+REMINDER = "<system-reminder>memory</system-reminder>"
+
+
+def dump(built: BuiltRequest) -> bytes:
+    """Everything a build returns, as bytes (the target by value)."""
+    return orjson.dumps(
+        {
+            "messages": built.messages,
+            "sources": built.sources,
+            "groups": built.source_groups,
+            "collapsed": built.collapsed_ids,
+            "warnings": built.warnings,
+            "tokens": built.estimated_tokens,
+            "shares": list(built.message_tokens.items()),
+            "ids": list(built.call_id_map.items()),
+            "overrides": built.overrides,
+            "target": repr(built.target),
+            "ttl": built.cache_ttl,
+        }
+    )
+
+
+def variants() -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = [(fmt, {}) for fmt in FORMATS]
+    out.append(("anthropic", {"cache_ttl": "5m"}))
+    out.append(("anthropic", {"target": Target(thinking=True, given=True)}))
+    out.append(("gemini", {"target": Target(model_id="gemini-3-pro", given=True)}))
+    return out
+
+
+def build(
+    msgs: list[Message], session: Session, fmt: str, memo: BuildMemo | None, **options: Any
+) -> BuiltRequest:
+    options.setdefault("reminder", None)
+    return build_messages(
+        msgs, collapse_tail=True, ordering=session.ordering(), fmt=fmt, memo=memo, **options
+    )
+
+
+def assert_same(msgs: list[Message], session: Session, memos: dict[Any, BuildMemo], **extra: Any) -> int:
+    """Each variant built through its memo equals the whole conversion; the messages reused."""
+    reused = 0
+    for i, (fmt, options) in enumerate(variants()):
+        memo = memos.setdefault(i, BuildMemo())
+        kept = build(msgs, session, fmt, memo, **options, **extra)
+        whole = build(msgs, session, fmt, None, **options, **extra)
+        assert dump(kept) == dump(whole), (fmt, options, memo.reused)
+        reused += memo.reused
+    return reused
+
+
+# -- random changes -------------------------------------------------------------------------------
+def apply_more(model: Model, op: tuple[Any, ...]) -> None:
+    """Changes that cross a cut, beyond the running-size ones."""
+    kind = op[0]
+    if kind == "orphan":
+        model.add(
+            _info(model, "user", MAIN_AGENT),
+            [{"id": "r", "type": "tool_result", "tool_use_id": f"ghost-{op[1]}", "content": "late"}],
+        )
+    elif kind == "reuse-call":
+        if model.calls:
+            _, call = model.calls[op[1] % len(model.calls)]
+            model.add(
+                _info(model, "assistant", MAIN_AGENT, finish="tool-calls"),
+                [{"id": call, "type": "tool_use", "name": "read", "input": {"again": True}}],
+            )
+    elif kind == "entry":
+        previous = next((m for m in reversed(model.session.context_view()) if m.role == "assistant"), None)
+        response = previous.info.get("providerMessageID") if previous is not None else None
+        extra: Json = {"providerMessageID": response} if response else {}
+        model.add(
+            _info(model, "assistant", MAIN_AGENT, **extra),
+            [{"id": "t", "type": "text", "text": (op[1] or "more") + ("  \n" if op[2] else "")}],
+        )
+    elif kind == "carrier-text":
+        if model.calls:
+            _, call = model.calls[-1]
+            model.add(
+                _info(model, "user", MAIN_AGENT),
+                [
+                    {"id": "r", "type": "tool_result", "tool_use_id": call, "content": op[1]},
+                    {"id": "t", "type": "text", "text": "and then " + op[1]},
+                ],
+            )
+    else:
+        apply(model, op)
+
+
+more_ops = st.one_of(
+    size_ops,
+    st.tuples(st.just("orphan"), st.integers(0, 3)),
+    st.tuples(st.just("reuse-call"), st.integers(0, 50)),
+    st.tuples(st.just("entry"), size_texts, st.booleans()),
+    st.tuples(st.just("carrier-text"), size_texts),
+)
+
+
+@settings(max_examples=examples(120), deadline=None)
+@given(
+    st.lists(st.lists(more_ops, min_size=1, max_size=4), min_size=1, max_size=20),
+    st.sampled_from([None, REMINDER]),
+)
+def test_a_kept_prefix_converts_to_the_whole_conversion_after_any_changes(
+    batches: list[list[tuple[Any, ...]]], reminder: str | None
+) -> None:
+    model = Model()
+    memos: dict[Any, BuildMemo] = {}
+    for batch in batches:
+        for op in batch:
+            apply_more(model, op)
+        msgs = list(model.session.context_view())
+        assert_same(msgs, model.session, memos, reminder=reminder)
+
+
+# -- cases ------------------------------------------------------------------------------------------
+def conversation(turns: int, steps: int = 3) -> Model:
+    """Prompts, each followed by steps whose calls are answered by the next record (Claude Code's
+    shape: one entry per block, results in user-role carriers)."""
+    model = Model()
+    for t in range(turns):
+        apply(model, ("prompt", MAIN_AGENT, f"task {t}"))
+        for _ in range(steps):
+            apply(model, ("split-step", MAIN_AGENT, f"file-{model.n}", True))
+    return model
+
+
+def test_the_next_build_converts_only_what_is_new() -> None:
+    model = conversation(6)
+    memo = BuildMemo()
+    view = list(model.session.context_view())
+    build(view, model.session, "anthropic", memo)
+    assert memo.reused == 0
+    apply(model, ("split-step", MAIN_AGENT, "next", True))
+    view = list(model.session.context_view())
+    kept, whole = build(view, model.session, "anthropic", memo), build(view, model.session, "anthropic", None)
+    assert dump(kept) == dump(whole)
+    assert memo.reused >= len(view) - 4  # the new step and the one before the newest cut
+
+
+def test_a_change_to_an_old_message_is_converted_again() -> None:
+    model = conversation(4)
+    memo = BuildMemo()
+    view = list(model.session.context_view())
+    build(view, model.session, "openai-chat", memo)
+    first = view[1]
+    model.session.apply(
+        SyncBatch(upsert_parts=[PartUpsert(first.id, {"id": "p1", "type": "text", "text": "edited"})])
+    )
+    apply(model, ("split-step", MAIN_AGENT, "next", True))
+    view = list(model.session.context_view())
+    kept = build(view, model.session, "openai-chat", memo)
+    assert memo.reused == 0
+    assert dump(kept) == dump(build(view, model.session, "openai-chat", None))
+    assert "edited" in orjson.dumps(kept.messages).decode()
+
+
+def test_a_call_sent_as_interrupted_before_the_cut_takes_its_result_when_it_comes() -> None:
+    model = conversation(2)
+    apply(model, ("split-step", MAIN_AGENT, "slow", False))  # no result yet
+    _, pending = model.calls[-1]
+    apply(model, ("prompt", MAIN_AGENT, "meanwhile"))
+    memo = BuildMemo()
+    for step in range(2):
+        apply(model, ("split-step", MAIN_AGENT, f"other-{step}", True))
+        view = list(model.session.context_view())
+        built = build(view, model.session, "anthropic", memo)
+        assert any(w.startswith("result-synthesized") for w in built.warnings)
+    assert memo.reused > 0  # the cut went past the interrupted call
+    model.add(
+        _info(model, "user", MAIN_AGENT),
+        [{"id": "r", "type": "tool_result", "tool_use_id": pending, "content": "done at last"}],
+    )
+    view = list(model.session.context_view())
+    kept = build(view, model.session, "anthropic", memo)
+    assert dump(kept) == dump(build(view, model.session, "anthropic", None))
+    assert not any(w.startswith("result-synthesized") for w in kept.warnings)
+    assert "done at last" in orjson.dumps(kept.messages).decode()
+
+
+def test_the_newest_turn_of_a_prefix_gains_its_reasoning_back_while_in_progress() -> None:
+    """The turn in progress counts the reasoning of its steps: a share kept from a prefix moves
+    with the newest prompt."""
+    model = Model()
+    apply(model, ("prompt", MAIN_AGENT, "first"))
+    apply(model, ("step", MAIN_AGENT, "thinking hard", True, "anthropic", 1))
+    apply(model, ("prompt", MAIN_AGENT, "second"))
+    memos: dict[Any, BuildMemo] = {}
+    assert_same(list(model.session.context_view()), model.session, memos)
+    for op in [("step", MAIN_AGENT, "again", True, "anthropic", 2), ("prompt", MAIN_AGENT, "third")]:
+        apply(model, op)
+        assert assert_same(list(model.session.context_view()), model.session, memos) > 0
+
+
+def test_an_anthropic_merge_across_the_cut_leaves_the_prefix_as_it_was() -> None:
+    """A user prompt after a carrier merges into the carrier's message (one user message): the
+    merged message is a copy, so the prefix's own stays for the next request."""
+    model = conversation(3)
+    memo = BuildMemo()
+    outputs = []
+    for text in ["one", "two", "three"]:
+        apply(model, ("prompt", MAIN_AGENT, text))
+        view = list(model.session.context_view())
+        kept = build(view, model.session, "anthropic", memo, cache_ttl="1h")
+        assert dump(kept) == dump(build(view, model.session, "anthropic", None, cache_ttl="1h"))
+        outputs.append(kept)
+    # Every earlier request is still what it was when it was returned (nothing changed in place).
+    for kept in outputs:
+        assert kept.messages[-1]["content"][-1].get("cache_control") is not None
+
+
+def test_the_writers_closing_text_and_a_new_format_start_again() -> None:
+    model = conversation(3)
+    memo = BuildMemo()
+    view = list(model.session.context_view())
+    for fmt, closing in [
+        ("gemini", None),
+        ("gemini", ("Write the checkpoint.", view[-1].id)),
+        ("ai-sdk", None),
+    ]:
+        kept = build(view, model.session, fmt, memo, closing=closing)
+        assert dump(kept) == dump(build(view, model.session, fmt, None, closing=closing))
+    assert memo.reused == 0  # a new format: converted whole
+
+
+# -- real transcripts ------------------------------------------------------------------------------
+REAL_VIEW = 300  # messages of each transcript's view used (the whole view is the content-truth tests')
+
+
+@pytest.mark.parametrize("path", real_session_files())
+def test_real_transcripts_growing_step_by_step_convert_as_a_whole(path: Path) -> None:
+    session = open_in_core(imported(path).params)
+    view = list(session.context_view())[:REAL_VIEW]
+    n = len(view)
+    lengths = sorted({*(max(1, n * k // 4) for k in range(1, 5)), *range(max(1, n - 2), n + 1)})
+    with_reminder: dict[Any, BuildMemo] = {}
+    without: dict[Any, BuildMemo] = {}
+    reused = 0
+    for k in lengths:
+        assert_same(view[:k], session, with_reminder, reminder=REMINDER)
+        reused += assert_same(view[:k], session, without)
+    assert reused > 0 or n < 10
