@@ -1,4 +1,4 @@
-"""The converted prefix of a view, kept from one request to the next (behavior.md#request).
+"""The converted prefix of a view, kept from one request to the next (behavior.md#request-reuse).
 
 A host builds a request before every model call, and each request repeats the one before it plus a
 step. Converting the whole view every time (normalisation, then the format's renderer) cost 100 ms
