@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint docs fuzz clean venv
+.PHONY: demo test bench compare lint docs fuzz clean venv
 
 venv: $(STAMP)
 
@@ -43,6 +43,10 @@ fuzz: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run
+
+# What a change altered in the sidecar's answers on the real transcripts (benchmarks/compare_answers.py).
+compare: $(STAMP)
+	$(PY) -m benchmarks.compare_answers --against $(or $(AGAINST),HEAD~1)
 
 lint: $(STAMP)
 	$(PY) -m ruff check mimo_sidecar tests benchmarks examples

@@ -287,7 +287,7 @@ def _steps_built(session: Session, data: Json, reps: int) -> list[float]:
         info = {**template["info"], "id": mint.ascending("msg", created), "time": {"created": created}}
         session.apply(batch_from_messages([{"info": info, "parts": template["parts"]}]))
         view = list(session.view())
-        with Timer() as t:
+        with collector_paused(), Timer() as t:
             build_messages(view, collapse_tail=False, ordering=session.ordering(), reminder=None, memo=memo)
         if rep:  # the first builds the memo: the conversion of the whole view (the row above)
             samples.append(t.ms)
@@ -299,15 +299,15 @@ def build_formats_in_process(session: Session, reps: int) -> Json:
     view = list(session.view())
     out: Json = {}
     for fmt in FORMATS:
-        out[fmt] = summary(
-            Timer.repeat(
+        with collector_paused():
+            samples = Timer.repeat(
                 lambda fmt=fmt: build_messages(  # type: ignore[misc]
                     view, collapse_tail=False, ordering=session.ordering(), reminder=None, fmt=fmt
                 ),
                 reps,
                 30,
             )
-        )
+        out[fmt] = summary(samples)
     base = out["ai-sdk"]["median_ms"]
     for entry in out.values():
         entry["ratio_to_ai_sdk"] = round(entry["median_ms"] / base, 2) if base else None
@@ -428,7 +428,7 @@ def run_stdio_steps(
     step(res, "build_after_rebuild", lambda: build_after_rebuild(client, build, reps))
     step(res, "build_formats", lambda: build_formats(client, build, reps))
     marks["after_cycle"] = peak_rss_bytes(client.pid).get("VmHWM")
-    step(res, "build_full_view", lambda: build_full_view(client, w, build, max(3, reps // 10)))
+    step(res, "build_full_view", lambda: build_full_view(client, w, build, max(5, reps // 6)))
     step(res, "get_during_open", lambda: get_during_open(client, w, max(3, reps // 10)))
 
 
@@ -553,7 +553,7 @@ def build_full_view(client: SidecarClient, w: Workload, build: Json, reps: int) 
     out: Json = {}
     for fmt in formats:
         params = {**build, "format": fmt}
-        with client_gc_paused():
+        with collector_paused():
             _, first_ms, _ = rpc(client, "request/build", params)  # converts the whole view
             entry = repeat_rpc(client, "request/build", params, reps, budget_s=15)
             result, _, _ = rpc(client, "request/build", params)
@@ -568,10 +568,11 @@ def build_full_view(client: SidecarClient, w: Workload, build: Json, reps: int) 
 
 
 @contextmanager
-def client_gc_paused() -> Iterator[None]:
-    """The client's cyclic collector off while a 40 MB response is parsed, for the round trips and
-    the floor alike: a collection in the client, set off by the million objects it parses, is not
-    the sidecar's cost (the issue measured it so)."""
+def collector_paused() -> Iterator[None]:
+    """The cyclic collector off. Over stdio, in the client while a 40 MB response is parsed, for the
+    round trips and the floor alike: a collection in the client, set off by the million objects it
+    parses, is not the sidecar's cost. In process, around the core's builds: the sidecar pauses it
+    while it serves a request (`rpc/collector.py`), so that is how the core runs there."""
     gc.disable()
     try:
         yield

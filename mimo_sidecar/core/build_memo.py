@@ -66,7 +66,8 @@ class Options:
 @dataclass
 class Conversion:
     """A view converted: the messages in the format, the composed report, the call-ID map, the
-    target resolved, the TTL taken, and each contributing stored message's share of the size."""
+    target resolved, the TTL taken, each contributing stored message's share of the size, and the
+    first source of each output message."""
 
     rendered: Rendered
     report: Report
@@ -74,6 +75,7 @@ class Conversion:
     target: Target
     cache_ttl: str | None
     shares: dict[str, int]
+    firsts: list[str]
 
 
 @dataclass
@@ -97,6 +99,7 @@ class _Prefix:
     norm: Report = field(default_factory=Report)  # the normalisation's warnings and counts
     render: Report = field(default_factory=Report)  # the renderer's
     out: Rendered = field(default_factory=Rendered)
+    firsts: list[str] = field(default_factory=list)  # the first source of each of `out`'s messages
     call_ids: dict[str, str] = field(default_factory=dict)
     dropped_calls: set[str] = field(default_factory=set)
     newest_assistant: Turn | None = None
@@ -144,8 +147,9 @@ class BuildMemo:
         if prefix is None or prefix.key is None or prefix.key[0] != options:
             return None
         held = prefix.messages
-        if len(msgs) <= len(held) or list(msgs[: len(held)]) != held:  # identity: same objects
-            return None
+        head = msgs[: len(held)]
+        if len(msgs) <= len(held) or (head if isinstance(head, list) else list(head)) != held:
+            return None  # compared by identity: the same message objects
         stamp = self.stamp
         if not all(stamp in m.derived for m in held):
             return None
@@ -284,7 +288,13 @@ def _convert(
     report.absorb(prefix.render)
     report.absorb(render_report)
     shares = _request_shares(prefix, live, out, counting)
-    return Conversion(out, report, ids.mapped, target, cache_ttl, shares), snapshot
+    firsts = _firsts(snapshot or prefix, out)
+    return Conversion(out, report, ids.mapped, target, cache_ttl, shares, firsts), snapshot
+
+
+def _firsts(kept: _Prefix, out: Rendered) -> list[str]:
+    """A message's first source never changes once it is made (a merge adds sources after it)."""
+    return [*kept.firsts, *(group[0] for group in out.sources[len(kept.firsts) :])]
 
 
 def _snapshot(
@@ -313,7 +323,8 @@ def _snapshot(
         carried=mark.carried,
         norm=norm,
         render=render,
-        out=out.resumed(),
+        out=out,  # given up by the caller, which goes on from a copy (`resumed`)
+        firsts=_firsts(prefix, out),
         call_ids=dict(ctx.ids.mapped),
         dropped_calls=set(ctx.dropped_calls),
         newest_assistant=newest or prefix.newest_assistant,

@@ -88,7 +88,7 @@ def build_messages(
     report.absorb(done.report)
     return BuiltRequest(
         messages=done.rendered.messages,
-        sources=[group[0] for group in done.rendered.sources],
+        sources=done.firsts,
         collapsed_ids=collapsed_ids,
         warnings=report.flush(),
         estimated_tokens=sum(done.shares.values()),
