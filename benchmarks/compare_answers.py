@@ -11,7 +11,8 @@ does (`benchmarks.host_steps.steps_of`, usage records taken out): `session/sync`
 `request/build`; when a rebuild is due, the writer's request, `checkpoint.md` and `rebuild/insert`.
 The window is small (`--window`, 60 000 tokens) so that most transcripts rebuild, and the requests
 after a rebuild are compared too. What depends on the clock or a random draw is blanked first: the
-boundary's minted IDs and integers that are times within the run. Prints one line per transcript
+memory root's path (each run has its own), the boundary's minted IDs and integers that are
+times within the run. Prints one line per transcript
 and format, and for a difference the first answer that differs and where; exits 1 when any does.
 Used to check that `core.build_memo` changed nothing the model reads (README, "Performance").
 """
@@ -51,10 +52,11 @@ Answer = tuple[str, int, bytes]  # (what, step, normalised JSON)
 
 
 class Blanker:
-    """Blanks what differs from run to run: the IDs a rebuild mints, and times within the run."""
+    """Blanks what differs from run to run: the memory root's path, the IDs a rebuild mints, and
+    times within the run."""
 
-    def __init__(self) -> None:
-        self.minted: dict[bytes, bytes] = {}
+    def __init__(self, memory: Path) -> None:
+        self.minted: dict[bytes, bytes] = {str(memory).encode(): b"<memory root>"}
         self.since = int(time.time() * 1000) - 600_000
 
     def learn(self, inserted: Json) -> None:
@@ -91,7 +93,7 @@ def replay(
     (memory / "sessions" / sid).mkdir(parents=True, exist_ok=True)
     opened = {k: v for k, v in params.items() if k not in ("messages", "sessionId")}
     run.rpc(client, "session/open", {**opened, "sessionId": sid, "messages": []})
-    blank, answers = Blanker(), []
+    blank, answers = Blanker(memory), []
 
     def ask(what: str, step: int, method: str, body: Json) -> Any:
         try:

@@ -3,8 +3,10 @@
 Pipeline: the view (the caller passes `session.view()`, behavior.md#view) → collapse (main agent
 only) → normalisation (`formats.normalize`: conversion, one turn per provider response, pairing;
 behavior.md#part-conversion, behavior.md#request-validity) → per-turn reminder
-(behavior.md#memory-reminder) → the output format's renderer (`formats`). Nothing here is
-stored: the reminder and every placeholder exist only in the returned request.
+(behavior.md#memory-reminder) → the output format's renderer (`formats`). Nothing here changes
+the session's data: the reminder and every placeholder exist only in the returned request. With a
+`build_memo.BuildMemo`, the conversion up to the view's newest cut is kept for the next request
+(behavior.md#request-reuse): the same output, converted from what is new.
 
 `BuiltRequest.source_groups[i]` lists the stored messages output message `i` comes from (several
 when split entries of one provider response are merged, or when the results of one step come from
