@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from ..transport.framing import frame
-from ..transport.jsonrpc_codec import dumps, loads
+from ..transport.jsonrpc_codec import dumps, loads_whole
 from ..wire import checkpoint as ck
 from ..wire import lifecycle as lc
 from ..wire import rebuild as rb
@@ -315,7 +315,7 @@ class AsyncSidecar:
         detail = "end of stream"
         try:
             while (body := await read_frame(stream)) is not None:
-                self._dispatch(loads(body))
+                self._dispatch(loads_whole(body))
         except (OSError, ValueError) as exc:
             detail = str(exc)
         self._closed = detail

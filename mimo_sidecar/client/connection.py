@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from ..transport.framing import FrameReader, frame
-from ..transport.jsonrpc_codec import dumps, loads
+from ..transport.jsonrpc_codec import dumps, loads_whole
 from .errors import METHOD_NOT_FOUND, RpcError, RpcTimeout, SidecarClosed, error_of
 
 __all__ = [
@@ -238,7 +238,7 @@ class SidecarClient:
         reader = FrameReader(self.proc.stdout)
         try:
             while (body := reader.read()) is not None:
-                self._dispatch(loads(body), len(body))
+                self._dispatch(loads_whole(body), len(body))
         except (OSError, ValueError) as exc:
             self._fail_all(str(exc))
             return

@@ -49,6 +49,7 @@ __all__ = [
     "dumps",
     "encode_response",
     "loads",
+    "loads_whole",
 ]
 
 
@@ -61,6 +62,13 @@ def loads(body: bytes | bytearray) -> Any:
     UTF-8 JSON."""
     if len(body) > LARGE_FRAME_BYTES:
         return loads_sliced(body, _loads_exact, _EXACT)
+    return _loads_exact(body)
+
+
+def loads_whole(body: bytes | bytearray) -> Any:
+    """`loads` in one parser call whatever the size: for a client reading the sidecar's answers,
+    where no other request waits on the thread that parses (one call is faster than slices: a 40 MB
+    request takes about 60 ms instead of 90)."""
     return _loads_exact(body)
 
 
