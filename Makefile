@@ -18,16 +18,12 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) examples/demo_host.py
 
-# pytest-xdist (TEST_WORKERS, below); a module's tests stay on one worker, so its module-scoped
+# One worker per core (pytest-xdist); a module's tests stay on one worker, so its module-scoped
 # sidecar is spawned once. Bytecode is written even where the environment says not to
 # (PYTHONDONTWRITEBYTECODE): pytest keeps its assertion-rewritten test modules in __pycache__ only
 # then, and without them every run and every worker rewrites the whole suite again (~7 s each).
-# One worker more than the machine has cores: the end-to-end tests spend part of their time waiting
-# on a sidecar process (its start, an exit, a writer's timeout), which the extra worker fills
-# (on 2 cores: 105-113 s against 115-126 s with one worker per core, and 116 s with two more).
-TEST_WORKERS ?= $(shell python3 -c "import os; print(len(os.sched_getaffinity(0)) + 1)" 2>/dev/null || echo auto)
 test: $(STAMP)
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -n auto --dist loadfile
 
 # protocol.md: the examples recorded from a real run of the sidecar, the schemas (schemas/) from the
 # models; then the TypeScript client's types from the schemas (its dev dependencies installed first).
