@@ -28,9 +28,10 @@ merge same-role messages) or changes one at the end (breakpoints, the final-mess
 its own copy (`Rendered.own`).
 
 The prefix is used again only when the view still starts with the same message objects, none of
-them changed since (a change clears `Message.derived`, where the memo leaves its stamp), with the
-same options, target and provider counting; otherwise the view is converted whole and the memo
-starts again from it.
+them changed since (a change clears `Message.derived`, where the memo leaves its stamp), followed by
+the same unchanged message at the cut (the cut went there because of what that message is: a prompt
+with parts, the first entry of a new response), with the same options, target and provider
+counting; otherwise the view is converted whole and the memo starts again from it.
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ class _Prefix:
     """The conversion of `messages` (a view's first messages, up to a cut)."""
 
     messages: list[Message] = field(default_factory=list)
+    opener: Message | None = None  # the message at the cut: the cut holds while it is unchanged
     key: tuple[Options, Target, Counting] | None = None
     carried: Carried | None = None
     norm: Report = field(default_factory=Report)  # the normalisation's warnings and counts
@@ -140,6 +142,8 @@ class BuildMemo:
             stamp = self.stamp
             for m in snapshot.messages[len(prefix.messages) :]:
                 m.derived[stamp] = True
+            assert snapshot.opener is not None
+            snapshot.opener.derived[stamp] = True
         return conversion
 
     def _valid_prefix(self, msgs: Sequence[Message], options: Options) -> _Prefix | None:
@@ -151,6 +155,9 @@ class BuildMemo:
         if len(msgs) <= len(held) or (head if isinstance(head, list) else list(head)) != held:
             return None  # compared by identity: the same message objects
         stamp = self.stamp
+        opener = msgs[len(held)]
+        if opener is not prefix.opener or stamp not in opener.derived:
+            return None  # the cut went before this message because of what it was (a prompt, a new response)
         if not all(stamp in m.derived for m in held):
             return None
         return prefix
@@ -319,6 +326,7 @@ def _snapshot(
     newest = next((t for t in reversed(turns) if t.role == "assistant" and (t.provider or t.model)), None)
     return _Prefix(
         messages=[*prefix.messages, *before],
+        opener=live[mark.cut],
         key=key,
         carried=mark.carried,
         norm=norm,

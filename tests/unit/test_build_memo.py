@@ -247,6 +247,22 @@ def test_an_anthropic_merge_across_the_cut_leaves_the_prefix_as_it_was() -> None
         assert kept.messages[-1]["content"][-1].get("cache_control") is not None
 
 
+def test_a_change_to_the_message_at_the_cut_is_converted_again() -> None:
+    """The cut went before a prompt because it had parts: once it has none, the pass skips it and
+    the next entry of the response before it merges into that response (found by the property
+    test: the kept prefix had closed the response at the cut)."""
+    model = Model()
+    apply(model, ("prompt", MAIN_AGENT, "go"))
+    apply(model, ("step", MAIN_AGENT, "work", False, "anthropic", 1))
+    apply(model, ("prompt", MAIN_AGENT, "and?"))
+    apply_more(model, ("entry", "more of the same response", False))
+    memos: dict[Any, BuildMemo] = {}
+    assert_same(list(model.session.context_view()), model.session, memos)
+    prompt = list(model.session.context_view())[2]
+    model.session.apply(SyncBatch(remove_parts=[(prompt.id, "p1")]))
+    assert assert_same(list(model.session.context_view()), model.session, memos) == 0
+
+
 def test_the_writers_closing_text_and_a_new_format_start_again() -> None:
     model = conversation(3)
     memo = BuildMemo()
