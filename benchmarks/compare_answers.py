@@ -14,7 +14,7 @@ after a rebuild are compared too. What depends on the clock or a random draw is 
 memory root's path (each run has its own), the boundary's minted IDs and integers that are
 times within the run. Prints one line per transcript
 and format, and for a difference the first answer that differs and where; exits 1 when any does.
-Used to check that `core.build_memo` changed nothing the model reads (README, "Performance").
+Used to check that `core.request.build_memo` changed nothing the model reads (README, "Performance").
 """
 
 from __future__ import annotations

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from mimo_sidecar.core import engine
-from mimo_sidecar.core.collapse import collapse
-from mimo_sidecar.core.estimate_accuracy import ModelAccuracy
-from mimo_sidecar.core.request_size import prefix_tokens
-from mimo_sidecar.core.session import Session, batch_from_messages
+from mimo_sidecar.core.rebuild.collapse import collapse
+from mimo_sidecar.core.request.estimate_accuracy import ModelAccuracy
+from mimo_sidecar.core.request.size import prefix_tokens
+from mimo_sidecar.core.session.session import Session, batch_from_messages
 from mimo_sidecar.importers import import_transcript
 from tests.real_sessions import absent_reason, main_session_files, real_sessions_root
 

@@ -18,8 +18,8 @@ import orjson
 
 from benchmarks import run  # the runner's timing and RPC helpers
 from mimo_sidecar.core.formats import FORMATS
-from mimo_sidecar.core.request_build import build_messages
-from mimo_sidecar.core.session import Session, batch_from_messages
+from mimo_sidecar.core.request.assembly import build_messages
+from mimo_sidecar.core.session.session import Session, batch_from_messages
 from mimo_sidecar.importers import import_transcript
 from tests.real_sessions import absent_reason, main_session_files, real_sessions_root
 

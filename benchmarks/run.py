@@ -49,11 +49,11 @@ import orjson
 from benchmarks.generator import IdMint, generate_memory_root, generate_session
 from mimo_sidecar.client import Prepared, RpcError, RpcTimeout, SidecarClient
 from mimo_sidecar.client import SidecarClosed as RpcClosed
-from mimo_sidecar.core.build_memo import BuildMemo
 from mimo_sidecar.core.formats import FORMATS
-from mimo_sidecar.core.request_build import build_messages
-from mimo_sidecar.core.session import PartUpsert, Session, SyncBatch, batch_from_messages
-from mimo_sidecar.core.watermark import watermark_for
+from mimo_sidecar.core.rebuild.watermark import watermark_for
+from mimo_sidecar.core.request.assembly import build_messages
+from mimo_sidecar.core.request.build_memo import BuildMemo
+from mimo_sidecar.core.session.session import PartUpsert, Session, SyncBatch, batch_from_messages
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.request_build import BuiltRequest
+from mimo_sidecar.core.request.assembly import BuiltRequest
 from mimo_sidecar.importers.harness import CLAUDE_CODE_MARKERS, CODEX_MARKERS
 from tests.real_sessions import claude_records
 

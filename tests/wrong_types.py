@@ -5,7 +5,7 @@ rebuild reads, Claude Code's Anthropic blocks, Codex's Responses items, OpenAI C
 with tasks, actors and a request prefix. `mutations(params)` yields, for every position of the
 host data in them, a copy of the params with that one value replaced by one of another JSON type
 (and every number by an infinity, what a `1e400` on the wire is read as). Tests feed them to the
-sidecar: a declared field (core/data_model.py) is refused with -32602 at its path, anything else is
+sidecar: a declared field (core/session/data_model.py) is refused with -32602 at its path, anything else is
 the host's and must never make a later request fail with -32603.
 """
 
@@ -15,7 +15,7 @@ import copy
 from collections.abc import Iterator
 from typing import Any
 
-from mimo_sidecar.core.message import Message
+from mimo_sidecar.core.session.message import Message
 from tests.json_paths import Path, positions, replaced
 from tests.unit import split_sessions
 

@@ -42,7 +42,7 @@ def write_memory(root: Path, session_id: str, project_id: str) -> None:
 
 def check_checkpoint_outline() -> None:
     """The bundled checkpoint.md follows the template: same title, headings and italic lines."""
-    from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TEMPLATE
+    from mimo_sidecar.core.checkpoint.template import CHECKPOINT_TEMPLATE
 
     def outline(text: str) -> list[str]:
         return [line for line in text.split("\n") if line.startswith(("# ", "## ", "_"))]

@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import texts
-from .boundary import (
+from .config import RebuildConfig
+from .errors import DomainError, ErrorCode
+from .estimate.provider_count import Counting, counting_for
+from .formats import DEFAULT_FORMAT, Target
+from .formats.prefix import declared_tool_names, prefix_hash, render_prefix, warn_tools_missing
+from .formats.report import NAMED_TOOL_MISSING, Report
+from .memory.files import MemoryRoot
+from .model_tools.definitions import prefix_tools
+from .rebuild.boundary import (
     CompactMark,
     LastMessageInfo,
     MicrocompactionPlan,
@@ -27,30 +35,13 @@ from .boundary import (
     render_index,
     tools_named_by,
 )
-from .build_memo import BuildMemo
-from .collapse import collapse
-from .config import RebuildConfig
-from .errors import DomainError, ErrorCode
-from .estimate_accuracy import ModelAccuracy, estimate_accuracy
-from .fidelity import FidelityReport, fidelity_report
-from .formats import DEFAULT_FORMAT, Target
-from .formats.prefix import declared_tool_names, prefix_hash, render_prefix, warn_tools_missing
-from .formats.report import NAMED_TOOL_MISSING, Report
-from .ids import IdMinter, IdScheme, ascending_scheme
-from .live_step import DigestPoint, digest_point
-from .memory_files import MemoryRoot
-from .message import Json, Message
-from .model_tools.definitions import prefix_tools
-from .provider_count import Counting, counting_for
-from .recent_user import logical_window, newest_user_ask
-from .render import RenderInputs, RenderResult, render
-from .request_build import BuiltRequest, build_messages
-from .request_size import RequestSizes, prefix_tokens, request_tokens
-from .running_size import view_request_tokens
-from .session import Session
-from .tail_digest import interrupted_call_ids
-from .tool_pointers import PointerTexts, missing_tools, sidecar_tool_names
-from .trigger import (
+from .rebuild.collapse import collapse
+from .rebuild.fidelity import FidelityReport, fidelity_report
+from .rebuild.live_step import DigestPoint, digest_point
+from .rebuild.recent_user import logical_window, newest_user_ask
+from .rebuild.render import RenderInputs, RenderResult, render
+from .rebuild.tail_digest import interrupted_call_ids
+from .rebuild.trigger import (
     BudgetWarnings,
     choose_usage,
     is_overflow,
@@ -59,7 +50,16 @@ from .trigger import (
     usable_tokens,
     usage_recovered,
 )
-from .watermark import WatermarkResult, watermark_for
+from .rebuild.watermark import WatermarkResult, watermark_for
+from .request.assembly import BuiltRequest, build_messages
+from .request.build_memo import BuildMemo
+from .request.estimate_accuracy import ModelAccuracy, estimate_accuracy
+from .request.running_size import view_request_tokens
+from .request.size import RequestSizes, prefix_tokens, request_tokens
+from .session.ids import IdMinter, IdScheme, ascending_scheme
+from .session.message import Json, Message
+from .session.session import Session
+from .tool_pointers import PointerTexts, missing_tools, sidecar_tool_names
 from .words import MAIN_AGENT, GateOutcome, InsertOutcome, RenderOutcome, UsageSource
 
 DEFAULT_MAX_OUTPUT_TOKENS = 32_000

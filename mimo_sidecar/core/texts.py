@@ -447,7 +447,7 @@ MILLISECONDS_REQUIRED = "a non-negative integer number of milliseconds is requir
 PART_ID_REQUIRED = "a non-empty string is required to upsert a part"
 
 
-# The problems of a declared host field (core/data_types.py), in pydantic's own words, so that a
+# The problems of a declared host field (core/session/data_types.py), in pydantic's own words, so that a
 # -32602 reads the same whichever check found it, and an importer's TranscriptError says the same.
 FIELD_REQUIRED = "Field required"
 STRING_TYPE = "Input should be a valid string"

@@ -11,6 +11,12 @@ from typing import Final, Literal, get_args
 
 MAIN_AGENT: Final = "main"  # the user-facing agent's slice; sub-agents have their own IDs
 
+# Provider families, as the AI SDK's `providerOptions` keys name them: which API verifies a replay
+# token (signature, encrypted content), and which counting rules a request's size follows.
+ANTHROPIC: Final = "anthropic"
+OPENAI: Final = "openai"
+GOOGLE: Final = "google"
+
 # What `rebuild/insert` answers (behavior.md#rebuild-outcomes): one rebuild outcome, or the gate
 # that stopped it.
 GateOutcome = Literal[

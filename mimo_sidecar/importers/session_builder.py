@@ -20,7 +20,7 @@ does what every format needs the same way:
   never stand in for it.
 - **Slices** are merged into one list by time (stable: the main slice first on ties), each slice
   keeping its own order.
-- **Types.** Every message's `info` and every part must be of the types `core.data_model` declares,
+- **Types.** Every message's `info` and every part must be of the types `core.session.data_model` declares,
   as `session/open` requires; a source whose data is not (a hand-edited export, a tool's own bug)
   is refused with a `TranscriptError` naming the message, the part and the field.
 """
@@ -30,8 +30,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.data_model import MESSAGE_INFO, PART
-from ..core.data_types import Kind, problems_of
+from mimo_sidecar.core.session.data_model import MESSAGE_INFO, PART
+from mimo_sidecar.core.session.data_types import Kind, problems_of
+
 from ..core.words import MAIN_AGENT
 from .errors import TranscriptError
 from .fields import Json, nonempty_str

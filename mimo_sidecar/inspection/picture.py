@@ -19,8 +19,9 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from ..core.fidelity import TasksFidelity, ToolErrorFidelity
-from ..core.render import SectionReport
+from mimo_sidecar.core.rebuild.fidelity import TasksFidelity, ToolErrorFidelity
+from mimo_sidecar.core.rebuild.render import SectionReport
+
 from ..core.words import MAIN_AGENT
 from .run import Inspection
 from .source import SESSION_OPEN

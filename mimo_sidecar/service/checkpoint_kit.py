@@ -2,8 +2,8 @@
 call.
 
 - `prepare`: the writer's request, in any output format, with the writer's instructions
-  (`core.writer_brief`, the current `checkpoint.md` included) as its last user content. It registers
-  the writer when none is in flight, so prepare → model → commit is the whole cycle; the caller's
+  (`core.checkpoint.writer_brief`, the current `checkpoint.md` included) as its last user content.
+  It registers the writer when none is in flight, so prepare → model → commit is the whole cycle; the caller's
   `answer` is made first, so a writer is never registered by a request that is not answered.
 - `commit`: the model's reply written as `checkpoint.md` (atomically, inside the memory root), then
   the in-flight writer settled as a success: the effect of `checkpoint/writerFinished` success.
@@ -21,15 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from mimo_sidecar.core.checkpoint.content import content_problem, content_warnings
+from mimo_sidecar.core.checkpoint.template import CHECKPOINT_TEMPLATE
+from mimo_sidecar.core.checkpoint.writer_brief import writer_instructions
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.memory.writes import WriteRefused, write_atomically
+
 from ..core import engine, texts
-from ..core.checkpoint_content import content_problem, content_warnings
-from ..core.checkpoint_template import CHECKPOINT_TEMPLATE
 from ..core.errors import DomainError, ErrorCode
 from ..core.formats import BuildOutput
-from ..core.memory_files import MemoryRoot
-from ..core.memory_writes import WriteRefused, write_atomically
 from ..core.outcomes import Committed, Prepared
-from ..core.writer_brief import writer_instructions
 from . import writers
 from .insert_flow import Settings
 from .sessions import SessionSlot

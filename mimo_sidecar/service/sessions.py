@@ -1,6 +1,6 @@
 """The open sessions and what the service keeps beside each one.
 
-A `SessionSlot` holds one open `core.session.Session` with its per-session service state: the
+A `SessionSlot` holds one open `core.session.session.Session` with its per-session service state: the
 insert lock, the one-time notices already shown and the writer settlements that waiters read.
 `SessionTable` is the only owner of slots; closing a session drops its slot whole, so nothing of
 a closed session (lock, notices, waiters' history) outlives it.
@@ -13,12 +13,13 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from mimo_sidecar.core.memory.files import is_safe_name
+from mimo_sidecar.core.session.message import Json
+from mimo_sidecar.core.session.session import Session, SyncBatch, batch_from_messages
+
 from ..core import texts
 from ..core.errors import DomainError, ErrorCode, FieldPath
-from ..core.memory_files import is_safe_name
-from ..core.message import Json
 from ..core.outcomes import Settlement
-from ..core.session import Session, SyncBatch, batch_from_messages
 from ..core.tool_pointers import ToolPointers
 from ..core.words import NoticeKind
 

@@ -6,10 +6,10 @@ deterministic rules, so the demo, the examples and the tests can run a whole wri
 It is no substitute for a model: it copies sentences, it does not understand them.
 
 Input: the `messages` of a writer request (`checkpoint/prepare` or `request/build purpose:
-"writer"`, AI SDK `ModelMessage`s, see `core.request_build`; the instructions `checkpoint/prepare`
+"writer"`, AI SDK `ModelMessage`s, see `core.request.assembly`; the instructions `checkpoint/prepare`
 puts last are recognised and skipped), optionally the stored message IDs they came from
 (`sources`, same length) and the current `checkpoint.md`. Output: the whole new file, in the
-template's shape (`core.checkpoint_template`). The same inputs give the same bytes.
+template's shape (`core.checkpoint.template`). The same inputs give the same bytes.
 
 The rules, section by section (the current file's bullets are kept and new ones added after them,
 without duplicates, except where "replaced" is said):
@@ -44,13 +44,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mimo_sidecar.core.checkpoint.template import CHECKPOINT_TITLE, SECTIONS, TOPIC_PREFIX, is_template
+from mimo_sidecar.core.checkpoint.writer_brief import INSTRUCTIONS_LEAD
+from mimo_sidecar.core.estimate.jstext import est, js_trim
+from mimo_sidecar.core.memory.budgeted_read import INDEX_LINE
+from mimo_sidecar.core.rebuild.tail_digest import fold
+
 from ..core import texts
-from ..core.budgeted_read import INDEX_LINE
-from ..core.checkpoint_template import CHECKPOINT_TITLE, SECTIONS, TOPIC_PREFIX, is_template
 from ..core.config import PushCaps
-from ..core.jstext import est, js_trim
-from ..core.tail_digest import fold
-from ..core.writer_brief import INSTRUCTIONS_LEAD
 
 TOPIC_CHARS = 120
 ASK_CHARS = 400

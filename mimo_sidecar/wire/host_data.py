@@ -1,4 +1,4 @@
-"""The host's data in the wire models: field types checked by `core.data_model`'s declarations.
+"""The host's data in the wire models: field types checked by `core.session.data_model`'s declarations.
 
 Each type below is the host's JSON as it came (the same dict or list, never a copy: every byte
 counts in the estimate, behavior.md#message-estimate), validated by walking the declarations, with
@@ -18,9 +18,9 @@ from typing import Annotated, Any
 from pydantic import PlainValidator, ValidationError, WithJsonSchema
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from ..core import data_model as dm
-from ..core.data_types import Json, Kind, ListOf, problems_of
-from ..core.data_types import definitions as _definitions
+from mimo_sidecar.core.session import data_model as dm
+from mimo_sidecar.core.session.data_types import Json, Kind, ListOf, problems_of
+from mimo_sidecar.core.session.data_types import definitions as _definitions
 
 
 def check(kind: Kind, value: Any) -> Any:

@@ -16,9 +16,9 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TEMPLATE, SECTIONS
+from mimo_sidecar.core.checkpoint.template import CHECKPOINT_TEMPLATE, SECTIONS
+from mimo_sidecar.core.checkpoint.writer_brief import INSTRUCTIONS_LEAD
 from mimo_sidecar.core.formats import FORMATS
-from mimo_sidecar.core.writer_brief import INSTRUCTIONS_LEAD
 from mimo_sidecar.testing.standin_writer import standin_checkpoint
 from tests.unit.split_sessions import claude_code, codex
 from tests.unit.test_memory_writes import snapshot

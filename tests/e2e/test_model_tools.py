@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from mimo_sidecar.client import RpcError, SidecarClient
+from mimo_sidecar.core.estimate.jstext import est
 from mimo_sidecar.core.formats import FORMATS
-from mimo_sidecar.core.jstext import est
 from tests.unit.pointer_calls import resolved_calls
 from tests.unit.test_model_tools import assert_valid_tools
 from tests.unit.test_sdk_types import validate

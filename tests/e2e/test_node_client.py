@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TITLE, SECTIONS
+from mimo_sidecar.core.checkpoint.template import CHECKPOINT_TITLE, SECTIONS
 
 pytestmark = pytest.mark.e2e
 

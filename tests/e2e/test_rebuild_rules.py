@@ -16,7 +16,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.ids import IdMinter
+from mimo_sidecar.core.session.ids import IdMinter
 from tests.unit.builders import write_checkpoint
 
 from .conftest import SERVER

@@ -8,7 +8,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
 
-from mimo_sidecar.core.message import part_tokens
+from mimo_sidecar.core.session.message import part_tokens
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 

@@ -21,7 +21,7 @@ shorter or longer than their length, raw JSON, garbage). It asserts:
   documented error shape;
 - stdout carries frames only, valid UTF-8 JSON (`RawClient.violations`);
 - a rejected request leaves `session/get` unchanged;
-- a declared host field of the wrong type (core/data_model.py: a text that is a number, a tool
+- a declared host field of the wrong type (core/session/data_model.py: a text that is a number, a tool
   state that is a string, a timestamp beyond the double range...) is refused with -32602 naming
   exactly its path, in `session/open` and `session/sync` alike;
 - accepted host strings come back through `request/build` as the same UTF-16 code units (numbers
@@ -46,8 +46,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from mimo_sidecar.core import data_model as dm
-from mimo_sidecar.core.jstext import is_blank
+from mimo_sidecar.core.estimate.jstext import is_blank
+from mimo_sidecar.core.session import data_model as dm
 from mimo_sidecar.rpc import errors
 from mimo_sidecar.wire.registry import REGISTRY
 from tests.fuzz import LONG_EXAMPLES, examples
@@ -235,7 +235,7 @@ def _part(sid: str, mid: str, n: int, body: dict[str, Any]) -> dict[str, Any]:
     return {"id": f"prt_{mid}_{n}", "sessionID": sid, "messageID": mid, **body}
 
 
-# Keys the sidecar reads (core/data_model.py): the extra keys of a host are any others.
+# Keys the sidecar reads (core/session/data_model.py): the extra keys of a host are any others.
 _KNOWN_KEYS = frozenset(
     {"sessionID", "summary", *dm.MESSAGE_INFO.kind.common.fields, *dm.PART.kind.common.fields}
     | set(dm.PART_VARIANTS["text"].kind.fields)
@@ -442,7 +442,7 @@ def malformed_frames(draw: st.DrawFn) -> tuple[bytes, bool]:
     ), False
 
 
-# Declared fields of the generated messages (core/data_model.py), by message: the user's, then the
+# Declared fields of the generated messages (core/session/data_model.py), by message: the user's, then the
 # assistant's with its text part and its tool call.
 DECLARED = {
     0: [

@@ -11,10 +11,10 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Json, Message
-from mimo_sidecar.core.ordering import Ordering
-from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.session.message import Json, Message
+from mimo_sidecar.core.session.ordering import Ordering
+from mimo_sidecar.core.session.session import MessageUpsert, Session, SyncBatch
 
 _seq = itertools.count(1)
 _UNSET: Any = object()

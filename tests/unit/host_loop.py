@@ -28,9 +28,9 @@ from typing import Any
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats.rules import check
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.session import Session
 from mimo_sidecar.core.words import InsertReason
 from tests.unit.test_sdk_types import validate
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from mimo_sidecar.core.message import Message
+from mimo_sidecar.core.session.message import Message
 
 REASONING_PARTS = frozenset({"reasoning", "thinking", "redacted_thinking"})
 COUNTED = re.compile(r"^(reasoning-dropped|reasoning-merged): (\d+) × ")

@@ -15,7 +15,7 @@ Every message has `time.created` ascending and IDs that sort in creation order.
 
 from __future__ import annotations
 
-from mimo_sidecar.core.message import Message
+from mimo_sidecar.core.session.message import Message
 from tests.unit.builders import (
     assistant,
     custom_tool_call,

@@ -19,7 +19,7 @@ import pytest
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import AI_SDK_OUTPUT
-from mimo_sidecar.core.ids import IdMinter
+from mimo_sidecar.core.session.ids import IdMinter
 from mimo_sidecar.rpc.handlers import rebuild as rebuild_handlers
 from mimo_sidecar.rpc.server import build_server
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService

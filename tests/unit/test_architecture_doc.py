@@ -2,7 +2,7 @@
 
 A module is named by its path under `mimo_sidecar/` (`service/sessions.py`), anywhere in the
 document; a module of `core/` may instead be named in the "Core modules" table by its path under
-`core/` without `.py` (`jstext`, `formats/model`), as that table's first column does. Package
+`core/` without `.py` (`estimate/jstext`, `formats/model`), as that table's first column does. Package
 `__init__.py` files are not modules of their own here.
 
 The other direction: every `.py` path the document writes (a bare file name, such as a test's,
@@ -89,12 +89,17 @@ def test_the_rules_catch_a_missing_and_a_removed_module() -> None:
     doc = (
         "Layout: `service/` owns `service/sessions.py`; tests in `test_layering.py`.\n\n"
         "## Core modules\n\n| module | concept |\n| --- | --- |\n"
-        "| `jstext` | est |\n| `formats/model`, `formats/gemini` | turns; one renderer |\n"
+        "| `estimate/jstext` | est |\n| `formats/model`, `formats/gemini` | turns; one renderer |\n"
         "| `desk` | the removed desk |\n\n"
         "## Tests\n\nThe flow was in `rpc/methods_rebuild.py`; state in state.py.\n"
     )
-    modules = ["service/sessions.py", "core/jstext.py", "core/formats/model.py", "core/formats/gemini.py"]
-    extra = ["service/writers.py", "core/ids.py"]
+    modules = [
+        "service/sessions.py",
+        "core/estimate/jstext.py",
+        "core/formats/model.py",
+        "core/formats/gemini.py",
+    ]
+    extra = ["service/writers.py", "core/session/ids.py"]
     assert unnamed(doc, [*modules, *extra]) == extra
     assert nonexistent(doc, PACKAGE, repository_files()) == [
         "rpc/methods_rebuild.py",

@@ -11,21 +11,21 @@ from typing import Any
 import pytest
 
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.boundary import (
+from mimo_sidecar.core.checkpoint.template import checkpoint_topic
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.rebuild.boundary import (
     COMPACTABLE,
     CompactMark,
     LastMessageInfo,
     build_boundary,
-    checkpoint_topic,
     classify,
     microcompact,
     plan_microcompaction,
     render_actors,
     render_index,
 )
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message, part_tokens
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.message import Message, part_tokens
 from tests.unit.builders import (
     assistant,
     custom_tool_call,

@@ -14,10 +14,10 @@ import pytest
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.errors import DomainError, ErrorCode
-from mimo_sidecar.core.ids import IdMinter, ascending_scheme, is_v1, timestamp_of
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.session import MessageUpsert, Session, SyncBatch
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.session.ids import IdMinter, ascending_scheme, is_v1, timestamp_of
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.session import MessageUpsert, Session, SyncBatch
 from tests.unit.builders import assistant, checkpoint_memory, sized_text, sync, text, usage, user
 
 T0 = 1_790_000_000_000  # after the 26th v1 wrap (2026-08-14): v1 IDs start with low hex digits

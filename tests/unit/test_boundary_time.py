@@ -12,12 +12,12 @@ from __future__ import annotations
 import pytest
 
 from mimo_sidecar.core import engine
-from mimo_sidecar.core.boundary import boundary_base_time
 from mimo_sidecar.core.config import RebuildConfig
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.rebuild.boundary import boundary_base_time
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.session import Session
 from tests.unit.builders import (
     assistant,
     checkpoint,

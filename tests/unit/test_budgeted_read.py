@@ -1,4 +1,4 @@
-"""core.budgeted_read: proportional and section-aware reads (behavior.md#budgeted-reads)."""
+"""core.memory.budgeted_read: proportional and section-aware reads (behavior.md#budgeted-reads)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.budgeted_read import (
+from mimo_sidecar.core.estimate.jstext import est, js_trim, len16
+from mimo_sidecar.core.memory.budgeted_read import (
     INDEX_LINE,
     BudgetedText,
     proportional_read,
@@ -19,8 +20,7 @@ from mimo_sidecar.core.budgeted_read import (
     scaled_cut,
     section_aware_read,
 )
-from mimo_sidecar.core.jstext import est, js_trim, len16
-from mimo_sidecar.core.memory_files import MemoryRoot
+from mimo_sidecar.core.memory.files import MemoryRoot
 from tests.fuzz import examples
 
 P = "/mem/sessions/s1/notes.md"

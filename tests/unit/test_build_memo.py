@@ -1,4 +1,4 @@
-"""A request converted from a kept prefix (`core.build_memo`) is the request a conversion of the
+"""A request converted from a kept prefix (`core.request.build_memo`) is the request a conversion of the
 whole view makes: messages, sources, warnings in their order, counts, the call-ID map, overrides,
 the target, the estimate and each message's share, in every format, with and without the per-turn
 reminder, Anthropic breakpoints and the writer's closing text. Checked after random sequences of
@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mimo_sidecar.core.build_memo import BuildMemo
 from mimo_sidecar.core.formats import FORMATS
 from mimo_sidecar.core.formats.target import Target
-from mimo_sidecar.core.message import Json, Message
-from mimo_sidecar.core.request_build import BuiltRequest, build_messages
-from mimo_sidecar.core.session import PartUpsert, Session, SyncBatch
+from mimo_sidecar.core.request.assembly import BuiltRequest, build_messages
+from mimo_sidecar.core.request.build_memo import BuildMemo
+from mimo_sidecar.core.session.message import Json, Message
+from mimo_sidecar.core.session.session import PartUpsert, Session, SyncBatch
 from mimo_sidecar.core.words import MAIN_AGENT
 from tests.fuzz import examples
 from tests.real_sessions import imported, real_session_files

@@ -13,13 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mimo_sidecar.core import memory_writes, texts
-from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TEMPLATE
+from mimo_sidecar.core import texts
+from mimo_sidecar.core.checkpoint.template import CHECKPOINT_TEMPLATE
+from mimo_sidecar.core.checkpoint.writer_brief import CURRENT_OPEN, INSTRUCTIONS_LEAD, NO_CURRENT
 from mimo_sidecar.core.config import PushCaps, RebuildConfig
 from mimo_sidecar.core.errors import DomainError, ErrorCode
 from mimo_sidecar.core.formats import FORMATS, BuildOutput
 from mimo_sidecar.core.formats.rules import check
-from mimo_sidecar.core.writer_brief import CURRENT_OPEN, INSTRUCTIONS_LEAD, NO_CURRENT
+from mimo_sidecar.core.memory import writes as memory_writes
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
 from mimo_sidecar.testing.standin_writer import standin_checkpoint
 from tests.fuzz import examples

@@ -1,4 +1,4 @@
-"""core.checkpoint_template: the template reads back as the core reads checkpoint.md.
+"""core.checkpoint.template: the template reads back as the core reads checkpoint.md.
 
 behavior.md#checkpoint-topic, behavior.md#section-checkpoint, behavior.md#section-aware-read.
 """
@@ -10,9 +10,7 @@ import os
 import pytest
 
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.boundary import checkpoint_topic, render_index
-from mimo_sidecar.core.budgeted_read import section_aware_read
-from mimo_sidecar.core.checkpoint_template import (
+from mimo_sidecar.core.checkpoint.template import (
     CHECKPOINT_TEMPLATE,
     CHECKPOINT_TITLE,
     SECTIONS,
@@ -20,9 +18,11 @@ from mimo_sidecar.core.checkpoint_template import (
     checkpoint_skeleton,
     is_template,
 )
-from mimo_sidecar.core.jstext import est
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.render import strip_h1
+from mimo_sidecar.core.estimate.jstext import est
+from mimo_sidecar.core.memory.budgeted_read import section_aware_read
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.rebuild.boundary import checkpoint_topic, render_index
+from mimo_sidecar.core.rebuild.render import strip_h1
 
 SID = "ses_1"
 PATH = "/mem/sessions/ses_1/checkpoint.md"

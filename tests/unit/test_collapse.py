@@ -1,4 +1,4 @@
-"""core.collapse: collapse by ID range, carriers following their calls (behavior.md#collapse-split,
+"""core.rebuild.collapse: collapse by ID range, carriers following their calls (behavior.md#collapse-split,
 behavior.md#ordering, D8)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.collapse import collapse
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.ordering import Ordering
-from mimo_sidecar.core.shapes import is_carrier
+from mimo_sidecar.core.rebuild.collapse import collapse
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.ordering import Ordering
+from mimo_sidecar.core.session.shapes import is_carrier
 from tests.fuzz import examples
 from tests.unit.builders import (
     assistant,

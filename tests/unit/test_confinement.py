@@ -1,5 +1,5 @@
 """Confinement that holds against swaps: every read and write under the memory root is
-walked from a handle of the root (core/confined.py), so a directory swapped for a link to outside,
+walked from a handle of the root (core/memory/confined.py), so a directory swapped for a link to outside,
 between a check and a use or all along, never leads a read or a write out of the root.
 
 The race test exchanges a session's directory with a link to outside (`renameat2`
@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from mimo_sidecar.core.confined import Refused, Walk
 from mimo_sidecar.core.errors import DomainError
-from mimo_sidecar.core.memory_files import MemoryRoot, ReadOutcome, list_confined, read_confined
-from mimo_sidecar.core.memory_writes import WriteRefused, remove_stale_temp_files, write_atomically
+from mimo_sidecar.core.memory.confined import Refused, Walk
+from mimo_sidecar.core.memory.files import MemoryRoot, ReadOutcome, list_confined, read_confined
+from mimo_sidecar.core.memory.writes import WriteRefused, remove_stale_temp_files, write_atomically
 from mimo_sidecar.service import OpenRequest, SidecarService
 
 SECRET = "outside: never to be read or written"

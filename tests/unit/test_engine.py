@@ -9,10 +9,10 @@ import pytest
 
 from mimo_sidecar.core import engine, texts
 from mimo_sidecar.core.config import PushCaps, RebuildConfig
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.session import Session
 from tests.unit.builders import (
     assistant,
     checkpoint_memory,
@@ -188,8 +188,8 @@ def test_prefix_hash_is_stable_and_sensitive():
 def test_appending_one_message_to_5000_costs_only_that_message(memory, monkeypatch):
     """Re-estimating after one new message must not re-serialize the other 4 999, and the watermark
     must not re-project the whole history (behavior.md#watermark-compute walks back from the end)."""
-    from mimo_sidecar.core import message as message_mod
-    from mimo_sidecar.core import watermark as watermark_mod
+    from mimo_sidecar.core.rebuild import watermark as watermark_mod
+    from mimo_sidecar.core.session import message as message_mod
 
     history = []
     for i in range(2500):

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from mimo_sidecar.core import engine
-from mimo_sidecar.core.estimate_accuracy import estimate_accuracy
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.request_size import message_token_counts
+from mimo_sidecar.core.request.estimate_accuracy import estimate_accuracy
+from mimo_sidecar.core.request.size import message_token_counts
+from mimo_sidecar.core.session.message import Message
 from tests.harness import Harness
 from tests.real_sessions import imported, real_session_files
 from tests.unit.builders import assistant, session_of, text, usage, user

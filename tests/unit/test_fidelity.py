@@ -8,18 +8,18 @@ import pytest
 
 from mimo_sidecar.core import engine, texts
 from mimo_sidecar.core.config import PushCaps, RebuildConfig
-from mimo_sidecar.core.fidelity import (
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.rebuild.fidelity import (
     UnlistedTask,
     fidelity_report,
     newest_tool_error,
     tasks_fidelity,
     tool_error_fidelity,
 )
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.render import RenderInputs, render
-from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.rebuild.render import RenderInputs, render
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.session import Session
 from tests.unit.builders import (
     assistant,
     checkpoint_memory,

@@ -25,9 +25,9 @@ from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.formats.rules import check
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.session import Session, batch_from_messages
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.session import Session, batch_from_messages
 from tests.fuzz import examples
 
 Json = dict[str, Any]

@@ -13,9 +13,9 @@ from mimo_sidecar.core import engine, texts
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.formats.rules import check
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.shapes import ToolUse, tool_uses
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.shapes import ToolUse, tool_uses
 from tests.unit.builders import (
     assistant,
     checkpoint_memory,

@@ -20,11 +20,11 @@ from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.formats.cache import place_message_breakpoints
 from mimo_sidecar.core.formats.call_ids import CallIdMap, anthropic, openai_chat, openai_responses
 from mimo_sidecar.core.formats.rules import check
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.ordering import id_ordering
-from mimo_sidecar.core.request_build import BuiltRequest, build_messages
-from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.request.assembly import BuiltRequest, build_messages
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.ordering import id_ordering
+from mimo_sidecar.core.session.session import Session
 from tests.unit.builders import (
     assistant,
     checkpoint,

@@ -4,7 +4,7 @@ test, where such a key got a -32602 naming the enclosing object ("Input should b
 
 from __future__ import annotations
 
-from mimo_sidecar.core.data_model import MESSAGE_INFO, STREAMED_PART
+from mimo_sidecar.core.session.data_model import MESSAGE_INFO, STREAMED_PART
 from mimo_sidecar.wire.config import SidecarConfig, config_warnings, to_rebuild_config
 from mimo_sidecar.wire.host_data import check
 

@@ -30,7 +30,7 @@ from benchmarks.generator import generate_session
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS, Target
-from mimo_sidecar.core.session import batch_from_messages
+from mimo_sidecar.core.session.session import batch_from_messages
 from tests.real_sessions import imported, main_session_files, real_sessions_root
 from tests.unit.builders import checkpoint_memory
 from tests.unit.host_loop import (

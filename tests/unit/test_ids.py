@@ -1,4 +1,4 @@
-"""core.ids: MiMo v2 ID minting, D10 monotonicity, timestamps (behavior.md#ids)."""
+"""core.session.ids: MiMo v2 ID minting, D10 monotonicity, timestamps (behavior.md#ids)."""
 
 from __future__ import annotations
 
@@ -8,15 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mimo_sidecar.core.ids import (
-    BASE62,
-    V1_CYCLE_MS,
-    IdMinter,
-    has_prefix,
-    is_v2,
-    timestamp_of,
-)
-from mimo_sidecar.core.ordering import is_mimo_v2_message_id
+from mimo_sidecar.core.session.ids import BASE62, V1_CYCLE_MS, IdMinter, has_prefix, is_v2, timestamp_of
+from mimo_sidecar.core.session.ordering import is_mimo_v2_message_id
 
 T0 = 1_700_000_000_000
 

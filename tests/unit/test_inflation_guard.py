@@ -10,15 +10,15 @@ from __future__ import annotations
 import pytest
 
 from mimo_sidecar.core import engine, texts
-from mimo_sidecar.core.boundary import is_marked
 from mimo_sidecar.core.config import RebuildConfig
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.provider_count import Counting
-from mimo_sidecar.core.request_build import build_messages
-from mimo_sidecar.core.request_size import cleared_tokens, request_tokens
-from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.estimate.provider_count import Counting
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.rebuild.boundary import is_marked
+from mimo_sidecar.core.request.assembly import build_messages
+from mimo_sidecar.core.request.size import cleared_tokens, request_tokens
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.session import Session
 from tests.unit.builders import (
     assistant,
     checkpoint_memory,

@@ -19,12 +19,12 @@ import pytest
 
 from mimo_sidecar.cli import inspect_command
 from mimo_sidecar.core import engine, texts
-from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TEMPLATE
+from mimo_sidecar.core.checkpoint.template import CHECKPOINT_TEMPLATE
 from mimo_sidecar.core.config import RebuildConfig
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.jstext import est
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.session import Session, batch_from_messages
+from mimo_sidecar.core.estimate.jstext import est
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.session import Session, batch_from_messages
 from mimo_sidecar.core.words import MAIN_AGENT
 from mimo_sidecar.inspection import run as inspection_run
 from mimo_sidecar.inspection.run import DEFAULT_WINDOW

@@ -17,7 +17,7 @@ from rich.console import Console
 
 from mimo_sidecar.cli import inspect_command
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.fidelity import (
+from mimo_sidecar.core.rebuild.fidelity import (
     FidelityReport,
     TasksFidelity,
     ToolErrorFidelity,

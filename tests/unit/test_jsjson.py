@@ -1,4 +1,4 @@
-"""core.jsjson: JSON.stringify text and its UTF-16 length (behavior.md#message-estimate)."""
+"""core.estimate.jsjson: JSON.stringify text and its UTF-16 length (behavior.md#message-estimate)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mimo_sidecar.core.jsjson import js_json_length, js_number, js_stringify
-from mimo_sidecar.core.jstext import est, len16
+from mimo_sidecar.core.estimate.jsjson import js_json_length, js_number, js_stringify
+from mimo_sidecar.core.estimate.jstext import est, len16
 from tests.fuzz import examples
 
 # -- an independent reference ------------------------------------------------------------------

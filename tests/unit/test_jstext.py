@@ -1,4 +1,4 @@
-"""core.jstext: UTF-16 lengths and slices, JS whitespace, the token estimate (behavior.md#est,
+"""core.estimate.jstext: UTF-16 lengths and slices, JS whitespace, the token estimate (behavior.md#est,
 behavior.md#js-parity)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mimo_sidecar.core.jstext import (
+from mimo_sidecar.core.estimate.jstext import (
     JS_WS_CHARS,
     JS_WS_CLASS,
     drop_dangling_high,

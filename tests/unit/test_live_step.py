@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 
 from mimo_sidecar.core import engine, texts
-from mimo_sidecar.core.boundary import LastMessageInfo
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.live_step import digest_point, newest_step
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.ordering import Ordering
-from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.rebuild.boundary import LastMessageInfo
+from mimo_sidecar.core.rebuild.live_step import digest_point, newest_step
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.ordering import Ordering
+from mimo_sidecar.core.session.session import Session
 from tests.unit.builders import (
     assistant,
     checkpoint_memory,
@@ -187,7 +187,7 @@ def boundary_text(res: engine.InsertResult) -> str:
     return "\n".join(p["text"] for p in res.message["parts"] if p["type"] == "text")
 
 
-# -- the rules of core.live_step -------------------------------------------------------------------
+# -- the rules of core.rebuild.live_step -------------------------------------------------------------------
 @pytest.mark.parametrize("shape", SHAPES)
 def test_the_newest_step_is_one_response_with_its_carriers(shape: str) -> None:
     make, before, _ = SHAPES[shape]

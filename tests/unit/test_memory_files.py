@@ -1,4 +1,4 @@
-"""core.memory_files: layout, confinement, decoding, legacy migration, memory keys (behavior.md#memory-layout,
+"""core.memory.files: layout, confinement, decoding, legacy migration, memory keys (behavior.md#memory-layout,
 behavior.md#file-reading, behavior.md#section-memory-keys)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mimo_sidecar.core import memory_files as mf
-from mimo_sidecar.core.memory_files import (
+from mimo_sidecar.core.memory import files as mf
+from mimo_sidecar.core.memory.files import (
     MemoryRoot,
     ReadOutcome,
     UnsafeName,

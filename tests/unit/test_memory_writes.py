@@ -1,4 +1,4 @@
-"""core.memory_writes: atomic writes confined to the memory root (behavior.md#checkpoint-commit)."""
+"""core.memory.writes: atomic writes confined to the memory root (behavior.md#checkpoint-commit)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mimo_sidecar.core import memory_writes
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.memory_writes import WriteRefused, write_atomically
+from mimo_sidecar.core.memory import writes as memory_writes
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.memory.writes import WriteRefused, write_atomically
 
 SID = "ses_w"
 

@@ -21,11 +21,11 @@ from openai.types.shared_params import FunctionDefinition
 from pydantic import TypeAdapter, ValidationError
 
 from mimo_sidecar.core.errors import DomainError, ErrorCode
+from mimo_sidecar.core.estimate.jstext import est
 from mimo_sidecar.core.formats import FORMATS, call_ids
-from mimo_sidecar.core.jstext import est
-from mimo_sidecar.core.memory_files import MemoryRoot
+from mimo_sidecar.core.memory.files import MemoryRoot
 from mimo_sidecar.core.model_tools import ToolAnswer, ToolContext, call_tool, tools_in_format
-from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.session.session import Session
 from tests.unit.builders import assistant, checkpoint, session_of, text, tool, tool_result, tool_use, user
 
 SID, OTHER, PID = "ses_tools", "ses_other", "prj"

@@ -23,7 +23,7 @@ import pytest
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS
-from mimo_sidecar.core.request_build import BuiltRequest, build_messages
+from mimo_sidecar.core.request.assembly import BuiltRequest, build_messages
 from mimo_sidecar.importers import import_transcript
 from tests.content_truth import (
     FACTS_OF_FOLDER,

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from mimo_sidecar.core import engine
-from mimo_sidecar.core.boundary import tools_named_by
 from mimo_sidecar.core.formats.prefix import declared_tool_names
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
+from mimo_sidecar.core.memory.files import MemoryRoot
 from mimo_sidecar.core.model_tools import ToolContext, call_tool
-from mimo_sidecar.core.recent_user import raw_user_text
-from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.rebuild.boundary import tools_named_by
+from mimo_sidecar.core.rebuild.recent_user import raw_user_text
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.session import Session
 from mimo_sidecar.core.tool_pointers import ToolPointers, missing_tools
 from tests.real_sessions import imported, real_session_files
 from tests.unit.host_loop import host_prefix, rebuild_as_host

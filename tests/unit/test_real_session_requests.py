@@ -21,8 +21,8 @@ import pytest
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import Target
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.session import Session, batch_from_messages
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.session.session import Session, batch_from_messages
 from mimo_sidecar.importers import newest_user_ask
 from tests.real_sessions import imported, real_session_files
 from tests.unit.builders import checkpoint_memory

@@ -22,7 +22,7 @@ import pytest
 
 from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.formats.rules import check
-from mimo_sidecar.core.message import Message
+from mimo_sidecar.core.session.message import Message
 from tests.unit.builders import (
     assistant,
     function_call,

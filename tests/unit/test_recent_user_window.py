@@ -18,19 +18,19 @@ from hypothesis import strategies as st
 
 from mimo_sidecar.core import engine, texts
 from mimo_sidecar.core.config import PushCaps, RebuildConfig
-from mimo_sidecar.core.fidelity import fidelity_report
-from mimo_sidecar.core.jstext import est
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.recent_user import (
+from mimo_sidecar.core.estimate.jstext import est
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.rebuild.fidelity import fidelity_report
+from mimo_sidecar.core.rebuild.recent_user import (
     fit_user_entry,
     is_user_ask,
     logical_window,
     newest_user_ask,
     recent_user_entries,
 )
-from mimo_sidecar.core.render import RenderInputs, render
-from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.rebuild.render import RenderInputs, render
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.session import Session
 from tests.fuzz import examples
 from tests.unit.builders import (
     assistant,

@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.boundary import LastMessageInfo
 from mimo_sidecar.core.config import PushCaps
-from mimo_sidecar.core.jstext import est, len16
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.recent_user import raw_user_text, recent_user_entries, truncate_user
-from mimo_sidecar.core.render import (
+from mimo_sidecar.core.estimate.jstext import est, len16
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.rebuild.boundary import LastMessageInfo
+from mimo_sidecar.core.rebuild.recent_user import raw_user_text, recent_user_entries, truncate_user
+from mimo_sidecar.core.rebuild.render import (
     RenderInputs,
     RenderResult,
     SectionReport,

@@ -8,10 +8,10 @@ import copy
 import pytest
 
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.ordering import id_ordering
-from mimo_sidecar.core.request_build import BuiltRequest, build_messages, inline_output
-from mimo_sidecar.core.session import Session, batch_from_messages
+from mimo_sidecar.core.request.assembly import BuiltRequest, build_messages, inline_output
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.ordering import id_ordering
+from mimo_sidecar.core.session.session import Session, batch_from_messages
 from tests.unit.builders import (
     assistant,
     checkpoint,

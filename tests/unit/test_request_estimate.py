@@ -17,16 +17,11 @@ import pytest
 
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
-from mimo_sidecar.core.jsjson import js_json_length
-from mimo_sidecar.core.jstext import est_len
-from mimo_sidecar.core.media_size import image_size, pdf_pages
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.provider_count import (
-    ANTHROPIC,
+from mimo_sidecar.core.estimate.jsjson import js_json_length
+from mimo_sidecar.core.estimate.jstext import est_len
+from mimo_sidecar.core.estimate.media_size import image_size, pdf_pages
+from mimo_sidecar.core.estimate.provider_count import (
     GENERIC,
-    GOOGLE,
-    OPENAI,
     Counting,
     anthropic_image_tokens,
     counting_for,
@@ -35,8 +30,11 @@ from mimo_sidecar.core.provider_count import (
     part_cost,
     prompt_count,
 )
-from mimo_sidecar.core.request_size import messages_tokens, request_tokens
-from mimo_sidecar.core.watermark import watermark_for
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.rebuild.watermark import watermark_for
+from mimo_sidecar.core.request.size import messages_tokens, request_tokens
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.words import ANTHROPIC, GOOGLE, OPENAI
 from tests.unit.builders import (
     assistant,
     function_call,

@@ -1,4 +1,4 @@
-"""The request size's running sum (`core.running_size`) equals a full recount after any sequence of
+"""The request size's running sum (`core.request.running_size`) equals a full recount after any sequence of
 changes: new prompts and steps, streamed parts, removed parts and messages, usage that arrives late,
 entries of one provider response, compaction marks, checkpoint boundaries with a digested range,
 late results of digested calls, other agents' slices, a switch to sequence mode (D3) and moved
@@ -12,12 +12,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mimo_sidecar.core.message import Json
-from mimo_sidecar.core.provider_count import ANTHROPIC, GENERIC, GOOGLE, OPENAI, Counting
-from mimo_sidecar.core.request_size import request_tokens
-from mimo_sidecar.core.running_size import view_request_tokens
-from mimo_sidecar.core.session import MessageUpsert, PartUpsert, Session, SyncBatch
-from mimo_sidecar.core.words import MAIN_AGENT
+from mimo_sidecar.core.estimate.provider_count import GENERIC, Counting
+from mimo_sidecar.core.request.running_size import view_request_tokens
+from mimo_sidecar.core.request.size import request_tokens
+from mimo_sidecar.core.session.message import Json
+from mimo_sidecar.core.session.session import MessageUpsert, PartUpsert, Session, SyncBatch
+from mimo_sidecar.core.words import ANTHROPIC, GOOGLE, MAIN_AGENT, OPENAI
 from tests.fuzz import examples
 
 COUNTINGS = [
@@ -263,7 +263,7 @@ def test_a_step_after_a_prompt_counts_only_the_new_turns_reasoning() -> None:
 def test_a_change_is_followed_without_walking_the_view(monkeypatch: Any) -> None:
     """After the first count, a streamed part re-counts that message only (a recount would call
     `collapse`, which the follow path never does)."""
-    import mimo_sidecar.core.running_size as running
+    import mimo_sidecar.core.request.running_size as running
 
     model = Model()
     for i in range(30):

@@ -10,14 +10,13 @@ from typing import Any
 
 import pytest
 
-from mimo_sidecar.core.boundary import checkpoint_topic
-from mimo_sidecar.core.budgeted_read import section_aware_read
-from mimo_sidecar.core.checkpoint_template import SECTIONS
+from mimo_sidecar.core.checkpoint.template import SECTIONS, checkpoint_topic
 from mimo_sidecar.core.config import PushCaps, RebuildConfig
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.ordering import id_ordering, is_mimo_v2_message_id
-from mimo_sidecar.core.request_build import build_messages
-from mimo_sidecar.core.trigger import is_overflow, usable_tokens
+from mimo_sidecar.core.memory.budgeted_read import section_aware_read
+from mimo_sidecar.core.rebuild.trigger import is_overflow, usable_tokens
+from mimo_sidecar.core.request.assembly import build_messages
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.ordering import id_ordering, is_mimo_v2_message_id
 from mimo_sidecar.testing.standin_writer import standin_checkpoint
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"

@@ -30,9 +30,9 @@ from benchmarks.generator import generate_session
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS, Target
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.session import Session, batch_from_messages
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.session import Session, batch_from_messages
 from tests.unit.builders import session_of
 from tests.unit.split_sessions import claude_code, codex, inline_signed
 from tests.unit.test_format_properties import MEMORY, SID, rebuild

@@ -11,7 +11,7 @@ import weakref
 import pytest
 
 from mimo_sidecar.core.errors import DomainError, ErrorCode
-from mimo_sidecar.core.session import Session, SyncBatch
+from mimo_sidecar.core.session.session import Session, SyncBatch
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
 from mimo_sidecar.service.sessions import SessionSlot
 from tests.unit.test_session_state import mid, msg, snapshot

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from mimo_sidecar.core import message as message_mod
 from mimo_sidecar.core.errors import DomainError
-from mimo_sidecar.core.message import part_tokens
-from mimo_sidecar.core.session import (
+from mimo_sidecar.core.session import message as message_mod
+from mimo_sidecar.core.session.message import part_tokens
+from mimo_sidecar.core.session.session import (
     DAY_MS,
     MessageUpsert,
     PartUpsert,

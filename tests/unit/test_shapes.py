@@ -1,11 +1,11 @@
-"""core.shapes: tool uses/results in the inline and split host shapes, logical calls
+"""core.session.shapes: tool uses/results in the inline and split host shapes, logical calls
 (behavior.md#logical-calls, D8)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mimo_sidecar.core.shapes import (
+from mimo_sidecar.core.session.shapes import (
     MESSAGE_LEVEL_RESULT,
     ToolResult,
     ToolUse,

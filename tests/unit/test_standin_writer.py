@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.boundary import checkpoint_topic
-from mimo_sidecar.core.budgeted_read import section_aware_read
-from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TEMPLATE, SECTIONS, is_template
-from mimo_sidecar.core.jstext import est
-from mimo_sidecar.core.ordering import id_ordering
-from mimo_sidecar.core.request_build import build_messages
+from mimo_sidecar.core.checkpoint.template import CHECKPOINT_TEMPLATE, SECTIONS, checkpoint_topic, is_template
+from mimo_sidecar.core.estimate.jstext import est
+from mimo_sidecar.core.memory.budgeted_read import section_aware_read
+from mimo_sidecar.core.request.assembly import build_messages
+from mimo_sidecar.core.session.ordering import id_ordering
 from mimo_sidecar.testing.standin_writer import standin_checkpoint
 from tests.unit.builders import assistant, text, tool, user
 

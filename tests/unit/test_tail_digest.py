@@ -1,4 +1,5 @@
-"""core.tail_digest: fold, argument formatting, the "# Recent activity" digest (behavior.md#fold, D8, D9)."""
+"""core.rebuild.tail_digest: fold, argument formatting, the "# Recent activity" digest
+(behavior.md#fold, D8, D9)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mimo_sidecar.core import texts
-from mimo_sidecar.core.jstext import len16
-from mimo_sidecar.core.tail_digest import (
+from mimo_sidecar.core.estimate.jstext import len16
+from mimo_sidecar.core.rebuild.tail_digest import (
     ELLIPSIS,
     build_digest,
     digest,
@@ -246,7 +247,7 @@ def test_openai_chat_calls_and_tool_messages():
 def test_calls_can_be_resolved_over_a_wider_list():
     a = assistant("a1", tool_use("X", "read"), finish="tool-calls")
     later = user("c1", tool_result("X", "ok"))
-    from mimo_sidecar.core.shapes import logical_calls
+    from mimo_sidecar.core.session.shapes import logical_calls
 
     assert digest_lines([a]) == ["- read() → interrupted"]
     assert digest_lines([a], logical_calls([a, later])) == ["- read()"]

@@ -11,7 +11,7 @@ import pytest
 
 from mimo_sidecar.core import texts
 from mimo_sidecar.core.outcomes import Inserted
-from mimo_sidecar.core.session import SyncBatch
+from mimo_sidecar.core.session.session import SyncBatch
 from mimo_sidecar.service import InsertRequest, OpenRequest, SidecarService
 from tests.unit.builders import assistant, text, tool, tool_result, tool_use, user, write_checkpoint
 

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from mimo_sidecar.core import engine, texts
-from mimo_sidecar.core.boundary import LastMessageInfo, tools_named_by
 from mimo_sidecar.core.config import PushCaps, RebuildConfig
+from mimo_sidecar.core.estimate.jstext import len16
 from mimo_sidecar.core.formats import FORMATS
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.jstext import len16
-from mimo_sidecar.core.memory_files import MemoryRoot
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.render import RenderInputs, RenderResult, render
-from mimo_sidecar.core.session import Session
+from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.rebuild.boundary import LastMessageInfo, tools_named_by
+from mimo_sidecar.core.rebuild.render import RenderInputs, RenderResult, render
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.session import Session
 from mimo_sidecar.core.tool_pointers import REFERENCE_TEXTS, PointerTexts, ToolPointers
 from tests.unit.builders import assistant, session_of, text, tool, user
 

@@ -1,5 +1,5 @@
-"""core.trigger: the usable line (behavior.md#usable-line), the overflow test (behavior.md#overflow-test),
-"recover once" (behavior.md#recover-once)."""
+"""core.rebuild.trigger: the usable line (behavior.md#usable-line), the overflow test
+(behavior.md#overflow-test), "recover once" (behavior.md#recover-once)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mimo_sidecar.core.config import RebuildConfig
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.ordering import Ordering, id_ordering
-from mimo_sidecar.core.trigger import (
+from mimo_sidecar.core.rebuild.trigger import (
     BudgetWarnings,
     glob_match,
     is_overflow,
@@ -25,6 +23,8 @@ from mimo_sidecar.core.trigger import (
     usable_tokens,
     usage_recovered,
 )
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.ordering import Ordering, id_ordering
 from tests.fuzz import examples
 from tests.unit.builders import assistant, checkpoint, compaction, seq_ordering, text, usage, user
 

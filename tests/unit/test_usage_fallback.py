@@ -11,11 +11,11 @@ import pytest
 
 from mimo_sidecar.core import engine
 from mimo_sidecar.core.config import RebuildConfig
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.request_size import prefix_tokens, request_tokens
-from mimo_sidecar.core.session import Session
-from mimo_sidecar.core.trigger import choose_usage, has_usage
+from mimo_sidecar.core.rebuild.trigger import choose_usage, has_usage
+from mimo_sidecar.core.request.size import prefix_tokens, request_tokens
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.session import Session
 from tests.unit.builders import (
     assistant,
     checkpoint_memory,

@@ -1,19 +1,14 @@
-"""core.watermark: computeBoundary, the adjust walker, the caller convention (behavior.md#watermark, D8)."""
+"""core.rebuild.watermark: computeBoundary, the adjust walker, the caller convention
+(behavior.md#watermark, D8)."""
 
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.shapes import logical_calls, provider_id
-from mimo_sidecar.core.watermark import (
-    Element,
-    adjust,
-    compute_boundary,
-    project,
-    watermark_for,
-)
+from mimo_sidecar.core.rebuild.watermark import Element, adjust, compute_boundary, project, watermark_for
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.shapes import logical_calls, provider_id
 from tests.fuzz import examples
 from tests.unit.builders import (
     assistant,

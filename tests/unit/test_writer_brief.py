@@ -1,12 +1,17 @@
-"""core.writer_brief: the checkpoint writer's instructions (behavior.md#writer-instructions)."""
+"""core.checkpoint.writer_brief: the checkpoint writer's instructions (behavior.md#writer-instructions)."""
 
 from __future__ import annotations
 
-from mimo_sidecar.core.budgeted_read import MIN_TOKENS_FOR_PARTIAL_BODY
-from mimo_sidecar.core.checkpoint_template import CHECKPOINT_TEMPLATE, SECTIONS, checkpoint_skeleton
+from mimo_sidecar.core.checkpoint.template import CHECKPOINT_TEMPLATE, SECTIONS, checkpoint_skeleton
+from mimo_sidecar.core.checkpoint.writer_brief import (
+    CURRENT_CLOSE,
+    CURRENT_OPEN,
+    NO_CURRENT,
+    writer_instructions,
+)
 from mimo_sidecar.core.config import PushCaps
-from mimo_sidecar.core.jstext import est
-from mimo_sidecar.core.writer_brief import CURRENT_CLOSE, CURRENT_OPEN, NO_CURRENT, writer_instructions
+from mimo_sidecar.core.estimate.jstext import est
+from mimo_sidecar.core.memory.budgeted_read import MIN_TOKENS_FOR_PARTIAL_BODY
 
 PATH = "/mem/sessions/ses_1/checkpoint.md"
 W = "msg_g0019df5441fa8001Fb3YgxpBk"

@@ -23,8 +23,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from benchmarks.generator import IdMint, add_part, cost_of, new_actor, new_message
-from mimo_sidecar.core.jstext import est
-from mimo_sidecar.core.message import part_tokens
+from mimo_sidecar.core.estimate.jstext import est
+from mimo_sidecar.core.session.message import part_tokens
 
 Json = dict[str, Any]
 HOME = "/home/dev"

@@ -5,7 +5,7 @@ Module layout:
 - `model`: the normalised request (`Turn`s of `Text`, `Media`, `Reasoning`, `ToolCall`,
   `ToolResult` blocks);
 - `normalize`: the shared pass, stored view → turns ("Normalisation"), and the per-turn reminder
-  (run by `core.build_memo`, which keeps a view's converted prefix from one request to the next);
+  (run by `core.request.build_memo`, which keeps a view's converted prefix from one request to the next);
 - `target`: what the host says about the model the request goes to, and the reasoning replay rule;
 - `call_ids`: deterministic call-ID remapping per provider limits;
 - `context`: the renderers' shared inputs, output and helpers; `report`: the warnings vocabulary;

@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..words import ANTHROPIC, OPENAI
 from . import report as r
 from .context import RenderContext, Rendered
-from .model import ANTHROPIC, OPENAI, Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .model import Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 
 FORMAT = "ai-sdk"
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..words import ANTHROPIC
 from . import report as r
 from .cache import place_message_breakpoints
 from .context import (
@@ -35,7 +36,7 @@ from .context import (
     text_before_calls,
     user_blocks,
 )
-from .model import ANTHROPIC, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .model import Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 
 FORMAT = "anthropic"
 IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})

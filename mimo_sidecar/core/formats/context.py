@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..jstext import is_blank
+from ..estimate.jstext import is_blank
 from . import report as r
 from .call_ids import CallIdMap
 from .model import Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn

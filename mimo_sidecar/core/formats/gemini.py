@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..words import GOOGLE
 from . import report as r
 from .context import (
     LEADING_USER_TEXT,
@@ -34,7 +35,7 @@ from .context import (
     text_before_calls,
     user_blocks,
 )
-from .model import GOOGLE, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .model import Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 
 FORMAT = "gemini"
 SKIP_SIGNATURE = "skip_thought_signature_validator"

@@ -24,10 +24,6 @@ from typing import Any
 
 Json = dict[str, Any]
 
-# Replay families: which API can verify a reasoning block's token (signature, encrypted content).
-ANTHROPIC = "anthropic"
-OPENAI = "openai"
-GOOGLE = "google"
 
 
 @dataclass(slots=True)
@@ -144,7 +140,7 @@ class ToolResult:
 
     @property
     def text(self) -> str:
-        """The text blocks joined with "\\n" (core.shapes.content_text)."""
+        """The text blocks joined with "\\n" (core.session.shapes.content_text)."""
         texts = [b.text for b in self.content if isinstance(b, Text)]
         return texts[0] if len(texts) == 1 else "\n".join(texts)
 

@@ -4,7 +4,7 @@ protocol.md, "Formats", "Normalisation (every format)"; behavior.md#part-convers
 behavior.md#request-validity.
 
 Run before the renderer, over the messages a request converts (the whole view, or what follows the
-prefix `core.build_memo` kept):
+prefix `core.request.build_memo` kept):
 
 1. **Select**: an assistant message with an error is skipped unless it was aborted and has
    real parts; `ignored` text and bookkeeping parts (`step-start`, `step-finish`, `snapshot`,
@@ -33,10 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import texts
-from ..jsjson import js_stringify
-from ..jstext import is_blank
-from ..message import Message
-from ..shapes import (
+from ..estimate.jsjson import js_stringify
+from ..estimate.jstext import is_blank
+from ..session.data_model import REPLAY_KEYS
+from ..session.message import Message
+from ..session.shapes import (
     CUSTOM_TOOL_CALL,
     INLINE_TOOL,
     MESSAGE_LEVEL_RESULT,
@@ -47,20 +48,9 @@ from ..shapes import (
     tool_results,
     tool_uses,
 )
+from ..words import ANTHROPIC, OPENAI
 from . import report as r
-from .model import (
-    ANTHROPIC,
-    GOOGLE,
-    OPENAI,
-    Compaction,
-    Json,
-    Media,
-    Reasoning,
-    Text,
-    ToolCall,
-    ToolResult,
-    Turn,
-)
+from .model import Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 
 ABORTED_ERROR_NAME = "MessageAbortedError"
 STEP_START = "step-start"
@@ -70,15 +60,6 @@ NOT_REAL_PARTS = frozenset(
 )
 # Parts that carry nothing for the model (bookkeeping, or handled elsewhere).
 BOOKKEEPING_PARTS = frozenset({"step-start", "step-finish", "snapshot", "patch", "retry", "agent"})
-# Replay tokens a MiMo reasoning part's metadata may hold, per family (the AI SDK's `providerOptions`
-# keys; protocol.md, "Split shapes: field reference").
-REPLAY_KEYS = {
-    ANTHROPIC: ("signature", "redactedData"),
-    OPENAI: ("itemId", "reasoningEncryptedContent"),
-    GOOGLE: ("thoughtSignature",),
-    "vertex": ("thoughtSignature",),
-    "bedrock": ("signature", "redactedData"),
-}
 DEFAULT_MIME = "application/octet-stream"
 REASONING_PARTS = frozenset({"reasoning", "thinking", "redacted_thinking"})
 BLANK_TEXT = "whitespace-only text blocks not sent"
@@ -274,7 +255,7 @@ def interrupted_result(call: ToolCall) -> ToolResult:
 
 
 def _split_result(carrier: Message, call: ToolCall, result: Any, unsent: list[str]) -> ToolResult:
-    """A split result (core.shapes.ToolResult) with its content blocks read from the stored part."""
+    """A split result (core.session.shapes.ToolResult) with its content blocks read from the stored part."""
     if result.part_index == MESSAGE_LEVEL_RESULT:
         holder = next((p for p in carrier.parts if p.get("type") == "text"), None)
         content: list[Text | Media] = [Text(result.content)]
@@ -324,7 +305,7 @@ class _Step:
 class _Indexed:
     position: int
     carrier: Message
-    result: Any  # core.shapes.ToolResult
+    result: Any  # core.session.shapes.ToolResult
     used: bool = False
 
 

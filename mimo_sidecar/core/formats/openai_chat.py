@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..jsjson import js_stringify
+from ..estimate.jsjson import js_stringify
 from . import report as r
 from .context import BlockShapes, RenderContext, Rendered, inlined_text, user_blocks
 from .model import Json, Media, Reasoning, Text, ToolCall, Turn

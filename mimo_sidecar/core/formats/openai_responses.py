@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..words import OPENAI
 from . import report as r
 from .context import (
     BlockShapes,
@@ -42,7 +43,7 @@ from .context import (
     text_before_calls,
     user_blocks,
 )
-from .model import OPENAI, Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
+from .model import Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 from .openai_chat import arguments_of
 
 FORMAT = "openai-responses"

@@ -30,8 +30,8 @@ from typing import Any
 
 import orjson
 
-from ..jsjson import js_stringify
-from ..shapes import block_text
+from ..estimate.jsjson import js_stringify
+from ..session.shapes import block_text
 from . import report as r
 from .cache import cache_control
 from .model import Json

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..jstext import is_blank
+from ..estimate.jstext import is_blank
 
 Json = dict[str, Any]
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .. import texts
-from ..jstext import drop_dangling_high, len16, slice16
-from ..message import Json
+from ..estimate.jstext import drop_dangling_high, len16, slice16
+from ..session.message import Json
 
 DEFAULT_ANSWER_TOKENS = 4000
 UNITS_PER_TOKEN = 4  # est(s) is len16(s) / 4, rounded

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..memory_files import MemoryRoot
-from ..session import Session
+from ..memory.files import MemoryRoot
+from ..session.session import Session
 from ..tool_pointers import sidecar_tool_names
 from .answer import DEFAULT_ANSWER_TOKENS
 

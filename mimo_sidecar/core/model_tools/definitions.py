@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .. import texts
 from ..formats.prefix import ToolSpec, tool_in_format
-from ..message import Json
+from ..session.message import Json
 from ..words import ModelToolName, RequestFormat
 
 OFFSET: Json = {"type": "integer", "minimum": 0, "description": texts.ARG_OFFSET}

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from functools import partial
 
 from .. import texts
+from ..estimate.jsjson import js_stringify
 from ..formats import call_ids
-from ..jsjson import js_stringify
-from ..message import Message
-from ..shapes import LogicalCall, logical_calls, tool_results, tool_uses
+from ..session.message import Message
+from ..session.shapes import LogicalCall, logical_calls, tool_results, tool_uses
 from ..words import HistoryOperation
 from .answer import HitPager, ToolAnswer, ToolRefusal, paged_answer
 from .arguments import Arguments

@@ -16,7 +16,7 @@ from typing import Any
 import re2
 
 from .. import texts
-from ..jstext import fold_ws
+from ..estimate.jstext import fold_ws
 from .answer import ToolRefusal
 
 MAX_PATTERN_CHARS = 1000

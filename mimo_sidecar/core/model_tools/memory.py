@@ -1,5 +1,5 @@
 """The memory tool (behavior.md#d18): the memory files of the session, its project and the global
-root, searched and read through the memory root's confinement (`core.memory_files`).
+root, searched and read through the memory root's confinement (`core.memory.files`).
 
 A file is named by its key, the path relative to the memory root the "Memory keys index" lists
 (`sessions/<sid>/notes.md`), or by the absolute path a `File:` line shows, which must lie under
@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import partial
 
 from .. import texts
-from ..memory_files import UnsafeName
+from ..memory.files import UnsafeName
 from ..words import MemoryOperation
 from .answer import HitPager, Page, ToolAnswer, ToolRefusal, paged_answer
 from .arguments import Arguments

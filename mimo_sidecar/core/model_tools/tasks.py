@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import texts
-from ..memory_files import UnsafeName, is_safe_name
-from ..message import Json
-from ..render import task_id_text
+from ..memory.files import UnsafeName, is_safe_name
+from ..rebuild.render import task_id_text
+from ..session.message import Json
 from ..words import TaskOperation
 from .answer import Page, ToolAnswer, ToolRefusal, paged_answer
 from .arguments import Arguments

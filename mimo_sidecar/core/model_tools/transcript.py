@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import texts
-from ..boundary import is_marked
-from ..jsjson import js_stringify
-from ..message import Json, Message
-from ..shapes import (
+from ..estimate.jsjson import js_stringify
+from ..rebuild.boundary import is_marked
+from ..session.message import Json, Message
+from ..session.shapes import (
     MESSAGE_LEVEL_RESULT,
     RESULT_PART_TYPES,
     USE_PART_TYPES,

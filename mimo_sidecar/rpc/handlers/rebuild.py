@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from mimo_sidecar.core.rebuild.render import RenderResult
+
 from ...core.formats import BuildOutput, Target
 from ...core.outcomes import Built, Computed, Inserted
-from ...core.render import RenderResult
 from ...service import InsertRequest
 from ...transport.jsonrpc_codec import EncodedJson
 from ...wire import rebuild as w

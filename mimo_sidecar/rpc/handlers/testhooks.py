@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from ...core.message import Message
-from ...core.session import Session
+from mimo_sidecar.core.session.message import Message
+from mimo_sidecar.core.session.session import Session
+
 from ...service.insert_flow import InsertFlow
 from ...service.sessions import SessionSlot
 from ...wire.common import Params

@@ -9,9 +9,9 @@ import pytest
 
 from mimo_sidecar.core import engine, texts
 from mimo_sidecar.core.config import RebuildConfig
-from mimo_sidecar.core.ids import IdMinter
-from mimo_sidecar.core.message import Message
-from mimo_sidecar.core.tail_digest import digest
+from mimo_sidecar.core.rebuild.tail_digest import digest
+from mimo_sidecar.core.session.ids import IdMinter
+from mimo_sidecar.core.session.message import Message
 from mimo_sidecar.importers import TranscriptError, detect_format, import_transcript, newest_user_ask
 from mimo_sidecar.importers.session_builder import DERIVED_TIME_STEP_MS
 from tests.unit.builders import checkpoint_memory

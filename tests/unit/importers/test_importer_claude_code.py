@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mimo_sidecar.core.request_build import BuiltRequest, build_messages
+from mimo_sidecar.core.request.assembly import BuiltRequest, build_messages
 from mimo_sidecar.importers import TranscriptError, detect_format, import_transcript, newest_user_ask
 from mimo_sidecar.importers.claude_code import INHERITED_RECORD
 from tests.real_sessions import SUBAGENT_MARK, imported, subagent_session_files

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mimo_sidecar.core import engine
-from mimo_sidecar.core.boundary import COMPACTABLE, KEPT_TOOLS
+from mimo_sidecar.core.rebuild.boundary import COMPACTABLE, KEPT_TOOLS
 from mimo_sidecar.importers import import_transcript, tool_names
 from tests.real_sessions import expected_format, imported, real_session_files, results_stamped_after
 from tests.unit.builders import checkpoint_memory

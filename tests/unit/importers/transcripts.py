@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mimo_sidecar.core.session import Session, batch_from_messages
+from mimo_sidecar.core.session.session import Session, batch_from_messages
 from mimo_sidecar.wire.session import OpenParams
 
 Json = dict[str, Any]

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .jstext import JS_WS_CLASS, drop_dangling_high, est, head16, js_trim, len16
-from .memory_files import MemoryRoot, ReadOutcome
-from .tool_pointers import REFERENCE_TEXTS, PointerTexts
+from ..estimate.jstext import JS_WS_CLASS, drop_dangling_high, est, head16, js_trim, len16
+from ..tool_pointers import REFERENCE_TEXTS, PointerTexts
+from .files import MemoryRoot, ReadOutcome
 
 MIN_TOKENS_FOR_PARTIAL_BODY = 50  # a body is cut only when strictly more tokens than this remain
 

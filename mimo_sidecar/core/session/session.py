@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, overload
 
-from . import texts
-from .errors import DomainError, ErrorCode, FieldPath
+from .. import texts
+from ..errors import DomainError, ErrorCode, FieldPath
+from ..tool_pointers import ToolPointers
+from ..words import MAIN_AGENT, WriterOutcome
 from .message import Json, Message, created_problem
 from .ordering import Ordering, is_mimo_v2_message_id
-from .tool_pointers import ToolPointers
-from .words import MAIN_AGENT, WriterOutcome
 
 ACTIVE_ACTOR_STATUSES = frozenset({"pending", "running"})
 ENDED_TASK_STATUSES = frozenset({"done", "abandoned"})

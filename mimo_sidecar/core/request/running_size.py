@@ -31,14 +31,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .collapse import INTERRUPTED_CALLS, DigestedRange, collapse, digested_range
-from .message import Message
-from .provider_count import Counting, PartCost, hidden_reasoning
-from .request_size import base_share, current_turn_start, request_tokens
-from .shapes import is_carrier, tool_results, tool_uses
+from ..estimate.provider_count import Counting, PartCost, hidden_reasoning
+from ..rebuild.collapse import INTERRUPTED_CALLS, DigestedRange, collapse, digested_range
+from ..session.message import Message
+from ..session.shapes import is_carrier, tool_results, tool_uses
+from .size import base_share, current_turn_start, request_tokens
 
 if TYPE_CHECKING:
-    from .session import Session
+    from ..session.session import Session
 
 # Past this many changes since the last query (and half the view), a recount is cheaper.
 _RECOUNT_AT = 64

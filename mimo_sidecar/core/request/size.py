@@ -19,15 +19,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import texts
-from .boundary import PlannedMark, cleared_value, is_marked
-from .collapse import collapse
-from .jsjson import js_json_length
-from .jstext import est_len
-from .message import Json, Message
-from .ordering import Ordering
-from .provider_count import Counting, PartCost, cost_tokens, hidden_reasoning, part_cost
-from .shapes import is_carrier
+from .. import texts
+from ..estimate.jsjson import js_json_length
+from ..estimate.jstext import est_len
+from ..estimate.provider_count import Counting, PartCost, cost_tokens, hidden_reasoning, part_cost
+from ..rebuild.boundary import PlannedMark, cleared_value, is_marked
+from ..rebuild.collapse import collapse
+from ..session.message import Json, Message
+from ..session.ordering import Ordering
+from ..session.shapes import is_carrier
 
 _PLACEHOLDER_TOKENS = est_len(js_json_length(texts.CLEARED_TOOL_RESULT) or 0)
 

@@ -31,22 +31,21 @@ completed result left uncleared only because its name is neither compactable, no
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
 
-from . import texts
+from .. import texts
+from ..checkpoint.template import checkpoint_topic
+from ..memory.files import MemoryRoot
+from ..session.ids import IdMinter, IdScheme
+from ..session.message import Json, Message
+from ..session.ordering import Ordering
+from ..session.shapes import MESSAGE_LEVEL_RESULT, is_carrier, logical_calls, tool_results, tool_uses
+from ..tool_pointers import REFERENCE_TEXTS, PointerTexts
+from ..words import MAIN_AGENT
 from .collapse import INTERRUPTED_CALLS, digested_range
-from .ids import IdMinter, IdScheme
-from .jstext import JS_WS_CLASS, js_trim
-from .memory_files import MemoryRoot
-from .message import Json, Message
-from .ordering import Ordering
-from .shapes import MESSAGE_LEVEL_RESULT, is_carrier, logical_calls, tool_results, tool_uses
-from .tool_pointers import REFERENCE_TEXTS, PointerTexts
-from .words import MAIN_AGENT
 
 # behavior.md#compactable-tools: exact and case-sensitive; the list itself is fixed (hosts map their names
 # onto it).
@@ -102,22 +101,6 @@ def classify(msgs: Sequence[Message]) -> LastMessageInfo | None:
 # =============================================================================================
 # behavior.md#checkpoint-index the checkpoint index
 # =============================================================================================
-# `^Topic:\s*(.+)$` with the `m` flag, in JavaScript semantics: `^`/`$` at any of the four line
-# terminators, `.` excludes them, `\s` is the JavaScript whitespace class (it crosses lines).
-_JS_LINE_TERMINATORS = "\n\r\u2028\u2029"
-TOPIC_PATTERN = re.compile(
-    rf"(?<![^{_JS_LINE_TERMINATORS}])Topic:{JS_WS_CLASS}*([^{_JS_LINE_TERMINATORS}]+)(?![^{_JS_LINE_TERMINATORS}])"
-)
-
-
-def checkpoint_topic(text: str) -> str | None:
-    """The JS-trimmed capture of the first `Topic:` match; None when there is none or it is blank."""
-    match = TOPIC_PATTERN.search(text)
-    if match is None:
-        return None
-    return js_trim(match.group(1)) or None
-
-
 def render_index(memory: MemoryRoot, session_id: str) -> str:
     """Five lines: `## Checkpoint`, "", the session directory + separator, "", the topic line."""
     path = memory.checkpoint_path(session_id)
@@ -414,7 +397,7 @@ class _ToolNames:
 
 def _inline_candidate(part: Json, names: _ToolNames) -> str | None:
     """The call ID of an inline tool part to mark, else None. A part without a call ID is not a
-    call (`core.shapes`), and a request never sends it."""
+    call (`core.session.shapes`), and a request never sends it."""
     state, call_id = part.get("state"), part.get("callID")
     if part.get("type") != "tool" or not isinstance(state, dict) or not isinstance(call_id, str):
         return None

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import texts
-from .boundary import checkpoint_topic
-from .checkpoint_template import is_template
-from .jstext import est, is_blank
+from .. import texts
+from ..estimate.jstext import est, is_blank
+from .template import checkpoint_topic, is_template
 
 
 @dataclass(frozen=True)

@@ -25,15 +25,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..words import ANTHROPIC, GOOGLE, OPENAI
 from .jsjson import js_json_length
 from .jstext import est_len
 from .media_size import image_size, pdf_pages
 
 Json = dict[str, Any]
 
-ANTHROPIC = "anthropic"
-OPENAI = "openai"
-GOOGLE = "google"
 GENERIC = "generic"  # a provider none of the rules below names: Anthropic's media rule, no hidden reasoning
 
 # Keys whose string values are replay tokens, never read as text by the provider: anywhere for

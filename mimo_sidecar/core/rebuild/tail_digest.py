@@ -13,11 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import texts
-from .jsjson import js_stringify
-from .jstext import drop_dangling_high, fold_ws, head16, is_blank, js_trim, len16
-from .message import Json, Message
-from .shapes import INLINE_TOOL, LogicalCall, logical_calls, tool_uses
+from .. import texts
+from ..estimate.jsjson import js_stringify
+from ..estimate.jstext import drop_dangling_high, fold_ws, head16, is_blank, js_trim, len16
+from ..session.message import Json, Message
+from ..session.shapes import INLINE_TOOL, LogicalCall, logical_calls, tool_uses
 
 MAX_LINE_CHARS = 240
 MAX_ARG_CHARS = 80

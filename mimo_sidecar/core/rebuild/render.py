@@ -27,19 +27,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from . import texts
+from .. import texts
+from ..config import PushCaps
+from ..estimate.jsjson import js_number
+from ..estimate.jstext import drop_dangling_high, est, is_blank, js_trim, len16, slice16
+from ..memory.budgeted_read import BudgetedText, proportional_read, section_aware_read
+from ..memory.files import MemoryRoot, UnsafeName
+from ..session.message import Json, Message
+from ..tool_pointers import REFERENCE_TEXTS, PointerTexts
+from ..words import MAIN_AGENT
 from .boundary import LastMessageInfo
-from .budgeted_read import BudgetedText, proportional_read, section_aware_read
-from .config import PushCaps
-from .jsjson import js_number
-from .jstext import drop_dangling_high, est, is_blank, js_trim, len16, slice16
-from .memory_files import MemoryRoot, UnsafeName
-from .message import Json, Message
 from .recent_user import RecentUser, recent_user_entries
 from .tail_digest import MAX_LINES as ACTIVITY_MAX_LINES
 from .tail_digest import build_digest
-from .tool_pointers import REFERENCE_TEXTS, PointerTexts
-from .words import MAIN_AGENT
 
 # behavior.md#section-tasks: the cut keeps cap − 60 units; the note is ≤ 59 units + "\n"
 LEDGER_NOTE_RESERVE = 60

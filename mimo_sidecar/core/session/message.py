@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from .jsjson import js_json_length
-from .jstext import est_len
-from .provider_count import Counting, PartCost, cost_tokens, part_cost
-from .words import MAIN_AGENT
+from ..estimate.jsjson import js_json_length
+from ..estimate.jstext import est_len
+from ..estimate.provider_count import Counting, PartCost, cost_tokens, part_cost
+from ..words import MAIN_AGENT
 
 # behavior.md#stringify-parity: a part that cannot be serialized counts 1000
 UNSERIALIZABLE_PART_TOKENS = 1000

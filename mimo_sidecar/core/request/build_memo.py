@@ -39,16 +39,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from .formats import RENDERERS, cache_ttl_for
-from .formats.context import RenderContext, Rendered
-from .formats.model import Turn
-from .formats.normalize import Carried, Normalizer, add_closing_text, add_reminder
-from .formats.report import Report
-from .formats.target import Target, resolve
-from .message import Message
-from .provider_count import Counting, PartCost, counting_for, hidden_reasoning
-from .request_size import base_share
-from .shapes import is_carrier
+from ..estimate.provider_count import Counting, PartCost, counting_for, hidden_reasoning
+from ..formats import RENDERERS, cache_ttl_for
+from ..formats.context import RenderContext, Rendered
+from ..formats.model import Turn
+from ..formats.normalize import Carried, Normalizer, add_closing_text, add_reminder
+from ..formats.report import Report
+from ..formats.target import Target, resolve
+from ..session.message import Message
+from ..session.shapes import is_carrier
+from .size import base_share
 
 ModelInUse = tuple[str | None, str | None]
 

@@ -18,14 +18,31 @@ placeholder and every body is empty); `is_template` recognises it, so a writer o
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from .boundary import checkpoint_topic
-from .jstext import is_blank
+from ..estimate.jstext import JS_WS_CLASS, is_blank, js_trim
 
 CHECKPOINT_TITLE = "# Session checkpoint"
 TOPIC_PREFIX = "Topic: "
 UNWRITTEN_TOPIC = "(not written yet)"
+
+
+# behavior.md#checkpoint-index: the topic the checkpoint index shows (and `is_template` reads).
+# `^Topic:\s*(.+)$` with the `m` flag, in JavaScript semantics: `^`/`$` at any of the four line
+# terminators, `.` excludes them, `\s` is the JavaScript whitespace class (it crosses lines).
+_JS_LINE_TERMINATORS = "\n\r\u2028\u2029"
+TOPIC_PATTERN = re.compile(
+    rf"(?<![^{_JS_LINE_TERMINATORS}])Topic:{JS_WS_CLASS}*([^{_JS_LINE_TERMINATORS}]+)(?![^{_JS_LINE_TERMINATORS}])"
+)
+
+
+def checkpoint_topic(text: str) -> str | None:
+    """The JS-trimmed capture of the first `Topic:` match; None when there is none or it is blank."""
+    match = TOPIC_PATTERN.search(text)
+    if match is None:
+        return None
+    return js_trim(match.group(1)) or None
 
 
 @dataclass(frozen=True)

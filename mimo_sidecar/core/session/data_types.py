@@ -6,7 +6,7 @@ the message pydantic would give) for every way the value breaks it; it never rai
 changes the value. The kinds are few: strings, booleans, finite numbers, a closed set of strings,
 objects with declared keys (every other key is the host's), lists, one of several JSON types, an
 object whose tag key selects more declared keys (a part by its `type`), and a named kind (one
-definition in protocol.md, referred to wherever it is used). `core.data_model` declares the host's
+definition in protocol.md, referred to wherever it is used). `core.session.data_model` declares the host's
 data with them; `wire.host_data` turns the problems into a -32602, the importers into a
 `TranscriptError`.
 
@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import texts
+from .. import texts
 from .message import MAX_CREATED_MS, created_problem
 
 Json = dict[str, Any]
@@ -173,7 +173,7 @@ _CREATED_ERRORS: dict[str, tuple[str, str]] = {
 
 @dataclass(frozen=True, eq=False)
 class CreatedMs(Kind):
-    """`info.time.created` as behavior.md#messages defines it (`core.message.created_problem`)."""
+    """`info.time.created` as behavior.md#messages defines it (`core.session.message.created_problem`)."""
 
     description: str = ""
     noun = "an integer"

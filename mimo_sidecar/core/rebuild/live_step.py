@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from . import texts
+from .. import texts
+from ..session.message import Message
+from ..session.ordering import Ordering
+from ..session.shapes import is_carrier, logical_calls, provider_id
 from .boundary import LastMessageInfo, classify
-from .message import Message
-from .ordering import Ordering
-from .shapes import is_carrier, logical_calls, provider_id
 from .watermark import LazyProjection, adjust
 
 UNRESOLVED = frozenset({"pending", "running"})

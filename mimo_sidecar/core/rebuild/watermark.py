@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import overload
 
-from .message import Message
-from .shapes import provider_id, tool_results, tool_uses
+from ..session.message import Message
+from ..session.shapes import provider_id, tool_results, tool_uses
 
 TAIL_MIN_TOKENS = 10000
 TAIL_MAX_TOKENS = 20000

@@ -24,15 +24,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..formats import DEFAULT_FORMAT, Target
+from ..formats.ai_sdk import tool_output
+from ..formats.model import Json, ToolCall
+from ..formats.normalize import inline_result
+from ..formats.report import Report
+from ..rebuild.collapse import collapse
+from ..session.message import Message
+from ..session.ordering import Ordering
 from .build_memo import BuildMemo, Options, convert
-from .collapse import collapse
-from .formats import DEFAULT_FORMAT, Target
-from .formats.ai_sdk import tool_output
-from .formats.model import Json, ToolCall
-from .formats.normalize import inline_result
-from .formats.report import Report
-from .message import Message
-from .ordering import Ordering
 
 
 @dataclass(frozen=True)

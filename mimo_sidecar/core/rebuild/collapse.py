@@ -22,10 +22,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import texts
-from .message import Message
-from .ordering import Ordering
-from .shapes import MESSAGE_LEVEL_RESULT, LogicalCall, is_carrier, logical_calls, provider_id, tool_results
+from .. import texts
+from ..session.message import Message
+from ..session.ordering import Ordering
+from ..session.shapes import (
+    MESSAGE_LEVEL_RESULT,
+    LogicalCall,
+    is_carrier,
+    logical_calls,
+    provider_id,
+    tool_results,
+)
 
 # The checkpoint part's list of the calls its digest shows as interrupted (D20).
 INTERRUPTED_CALLS = "interruptedCalls"

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .message import Message
-from .provider_count import counting_for, prompt_count
-from .request_size import message_token_counts
+from ..estimate.provider_count import counting_for, prompt_count
+from ..session.message import Message
+from .size import message_token_counts
 
 LAST_STEPS = 5
 

@@ -2,7 +2,7 @@
 
 A write replaces a file whole or not at all (behavior.md#checkpoint-commit):
 
-1. the path is walked from a handle of the root one component at a time (`core.confined`): every
+1. the path is walked from a handle of the root one component at a time (`core.memory.confined`): every
    directory on the way is opened from the one before it without following a link, missing ones
    are created there, and a symbolic link is followed only while it stays beneath the root, so no
    link, even one swapped in during the write, can lead it out of the root;
@@ -30,7 +30,7 @@ import stat
 from typing import Literal
 
 from .confined import Refused
-from .memory_files import MemoryRoot
+from .files import MemoryRoot
 
 WriteProblem = Literal["no-root", "outside-root", "not-a-directory", "not-a-file", "os-error"]
 NEW_FILE_MODE = 0o666  # before the umask, like any file an editor creates

@@ -12,6 +12,7 @@ read only what is declared here, or values they treat as opaque.
 
 from __future__ import annotations
 
+from ..words import ANTHROPIC, GOOGLE, OPENAI
 from .data_types import (
     AnyOf,
     Bool,
@@ -26,7 +27,6 @@ from .data_types import (
     Str,
     Tagged,
 )
-from .formats.normalize import REPLAY_KEYS
 
 TEXT = Str()
 NON_EMPTY = Str(min_length=1)
@@ -36,6 +36,17 @@ COUNT = Number(minimum=0)
 INTEGER_COUNT = Number(minimum=0, integer=True)
 # A part's (or a tool state's) `time`: only the compaction mark is read (behavior.md#time-compacted).
 MARKED_TIME = Obj({"compacted": NUMBER})
+
+
+# Replay tokens a MiMo reasoning part's metadata may hold, per family (the AI SDK's `providerOptions`
+# keys; protocol.md, "Split shapes: field reference").
+REPLAY_KEYS = {
+    ANTHROPIC: ("signature", "redactedData"),
+    OPENAI: ("itemId", "reasoningEncryptedContent"),
+    GOOGLE: ("thoughtSignature",),
+    "vertex": ("thoughtSignature",),
+    "bedrock": ("signature", "redactedData"),
+}
 
 
 def _replay_family(keys: tuple[str, ...]) -> Obj:

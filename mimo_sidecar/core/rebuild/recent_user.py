@@ -23,11 +23,11 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from . import texts
-from .config import PushCaps
-from .jstext import drop_dangling_high, drop_leading_low, est, head16, is_blank, tail16
-from .message import Message
-from .shapes import is_carrier, provider_id
+from .. import texts
+from ..config import PushCaps
+from ..estimate.jstext import drop_dangling_high, drop_leading_low, est, head16, is_blank, tail16
+from ..session.message import Message
+from ..session.shapes import is_carrier, provider_id
 
 # behavior.md#section-recent-user: the newest 200 main-slice messages (logical ones, D11)
 RECENT_USER_WINDOW = 200

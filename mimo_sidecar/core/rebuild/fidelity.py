@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from . import texts
-from .message import Json, Message
+from .. import texts
+from ..session.message import Json, Message
+from ..session.session import ENDED_TASK_STATUSES
+from ..session.shapes import LogicalCall, logical_calls
 from .render import RenderInputs, RenderResult, task_id_text
-from .session import ENDED_TASK_STATUSES
-from .shapes import LogicalCall, logical_calls
 from .tail_digest import tool_line
 
 AskStatus = Literal["verbatim", "truncated", "missing", "none"]

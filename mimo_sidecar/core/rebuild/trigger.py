@@ -16,13 +16,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import texts
-from .config import DEFAULT_TRIGGER_RATIO, RebuildConfig
-from .jsjson import js_stringify
-from .jstext import js_trim, len16
-from .message import Message
-from .ordering import Ordering
-from .words import UsageSource
+from .. import texts
+from ..config import DEFAULT_TRIGGER_RATIO, RebuildConfig
+from ..estimate.jsjson import js_stringify
+from ..estimate.jstext import js_trim, len16
+from ..session.message import Message
+from ..session.ordering import Ordering
+from ..words import UsageSource
 
 RESERVED_OUTPUT_CAP = 33000  # default `compaction.reserved` = min(33000, maxOutputTokens)
 RESERVED_INPUT_HEADROOM_CAP = 20000  # added when the model has no separate input limit

@@ -19,10 +19,10 @@ The wording is ours and lives here, as the other model-facing texts live in `tex
 
 from __future__ import annotations
 
-from .budgeted_read import MIN_TOKENS_FOR_PARTIAL_BODY
-from .checkpoint_template import CHECKPOINT_TEMPLATE, CHECKPOINT_TITLE, SECTIONS, is_template
-from .config import PushCaps
-from .jstext import est
+from ..config import PushCaps
+from ..estimate.jstext import est
+from ..memory.budgeted_read import MIN_TOKENS_FOR_PARTIAL_BODY
+from .template import CHECKPOINT_TEMPLATE, CHECKPOINT_TITLE, SECTIONS, is_template
 
 # Sections named in the rules below, by title (the numbers are the template's own headings).
 FIRST_THREE = ", ".join(s.title for s in SECTIONS[:2]) + " and " + SECTIONS[2].title

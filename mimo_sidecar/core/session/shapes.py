@@ -66,8 +66,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .jsjson import js_stringify
-from .jstext import is_blank
+from ..estimate.jsjson import js_stringify
+from ..estimate.jstext import is_blank
 from .message import Json, Message
 
 INLINE_TOOL = "tool"

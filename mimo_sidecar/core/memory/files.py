@@ -4,7 +4,7 @@ behavior.md#memory-layout (file table), behavior.md#file-reading (decoding), beh
 (memory keys index), behavior.md#memory-reminder (the "session memory directory is non-empty" test). Every
 path handed out is `<root>` joined with `os.sep`, exactly as the rendered text shows it; every read is
 confined to the root: each path is walked one component at a time from a handle of the root
-(`core.confined`), so a path that leads outside the root (through `..` or a symbolic link, even one
+(`core.memory.confined`), so a path that leads outside the root (through `..` or a symbolic link, even one
 swapped in while the sidecar reads) is never opened.
 
 For tools that read the memory on a model's behalf: `read_confined(root, relpath)` and
