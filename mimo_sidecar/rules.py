@@ -26,7 +26,7 @@ A `Violation` is `(rule, index, detail)`: `rule` is `<format>/<name>`, one of `R
 what each means), `index` the message or item at fault (-1 for the request as a whole).
 
 The checker is a pure function with no dependency on the rest of the sidecar; it is the same one
-the sidecar's own tests run over every request they build (protocol.md, "Formats").
+the sidecar's own tests run over every request they build (docs/formats.md, "Formats").
 """
 
 from .core.formats.rules import RULES, Violation, check

@@ -38,7 +38,7 @@ ASK_HEAD = 80  # characters of the newest ask looked for in a request (a long as
 SHORT_ASK = 20  # an ask shorter than this must be a whole line of the request
 CLEARED = "[Old tool result content cleared]"
 
-# Why a request may leave a reasoning item out: the providers' rules (protocol.md "Formats"). A drop
+# Why a request may leave a reasoning item out: the providers' rules (docs/formats.md "Formats"). A drop
 # for any other reason is reasoning lost.
 # The reasons the renderers give (core/formats, behavior.md#reasoning-replay), each a provider rule.
 PROVIDER_RULES = (

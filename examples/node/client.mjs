@@ -72,7 +72,7 @@ const log = (...args) => console.log(...args);
 const section = (title) => log(`\n== ${title} ${'='.repeat(Math.max(0, 70 - title.length))}`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// MiMo v2 ascending IDs (protocol.md "Ordering"): prefix + 16 lowercase hex + 9 letters/digits.
+// MiMo v2 ascending IDs (docs/data-model.md "Ordering"): prefix + 16 lowercase hex + 9 letters/digits.
 // While every ID has this shape the sidecar orders messages by comparing IDs as strings ("ID
 // mode"). Here the 16 hex digits are the creation time in ms (13 digits) and a counter (3 digits),
 // so string order == creation order. Hosts with other ID schemes pass `idsAscending: true` or a
@@ -95,7 +95,7 @@ function printTable(rows, columns) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The demo session, in MiMo's inline shape (protocol.md "Data model")
+// The demo session, in MiMo's inline shape (docs/data-model.md "Data model")
 // ---------------------------------------------------------------------------------------------
 
 function buildSession() {
@@ -133,7 +133,7 @@ function buildSession() {
 
   const usage = (input, output, cacheRead) => ({ input, output, reasoning: 0, cache: { read: cacheRead, write: 0 } });
 
-  // An inline tool part: the call and its result in one part (protocol.md "Parts and tool-call shapes").
+  // An inline tool part: the call and its result in one part (docs/data-model.md "Parts and tool-call shapes").
   const tool = (part, at, tool, callNo, input, output, title, startSec, endSec) =>
     part({
       type: 'tool', callID: `toolu_${String(callNo).padStart(2, '0')}`, tool,

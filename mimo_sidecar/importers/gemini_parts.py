@@ -4,7 +4,7 @@ Gemini CLI stores `@google/genai` content: a `PartListUnion` (a string, one `Par
 them) where a `Part` is `{text, thought?, thoughtSignature?}`, `{inlineData: {mimeType, data}}`,
 `{fileData: {mimeType, fileUri}}`, `{functionCall: {id?, name, args}}` or
 `{functionResponse: {id?, name, response}}`. The sidecar's data model has no Gemini split shape, so
-calls become inline MiMo `tool` parts (protocol.md, "Parts and tool-call shapes"), which hold the
+calls become inline MiMo `tool` parts (docs/data-model.md, "Parts and tool-call shapes"), which hold the
 call and its result together, as Gemini CLI's own `toolCalls` records do:
 
 - text -> `text` (a `thoughtSignature` kept as `metadata.google.thoughtSignature`);

@@ -38,7 +38,7 @@ from .errors import TranscriptError
 from .fields import Json, nonempty_str
 from .report import ImportReport
 
-# Responses items and content parts (protocol.md, "Split shapes: field reference"): `id`, when present,
+# Responses items and content parts (docs/data-model.md, "Split shapes: field reference"): `id`, when present,
 # is the provider's.
 RESPONSES_ITEM_TYPES = frozenset(
     {

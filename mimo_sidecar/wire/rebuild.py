@@ -456,7 +456,7 @@ class InsertResult(Result):
 
 
 class BuildTarget(Params):
-    """The model the request goes to and what it accepts (protocol.md "Formats")."""
+    """The model the request goes to and what it accepts (docs/formats.md "Formats")."""
 
     provider_id: NonEmptyStr | None = Field(
         None,
@@ -490,7 +490,7 @@ class CacheOptions(Params):
 # The output options of a request (request/build, checkpoint/prepare).
 FormatParam = Annotated[
     RequestFormat,
-    Field(description='The output format of `messages` and `prefix.request` (protocol.md "Formats").'),
+    Field(description='The output format of `messages` and `prefix.request` (docs/formats.md "Formats").'),
 ]
 TargetParam = Annotated[
     BuildTarget | None, Field(description="The model the request goes to (reasoning replay, media).")

@@ -247,7 +247,7 @@ TOO_LARGE = "Input should be less than or equal to 9007199254740991"
 async def test_a_bad_time_created_is_refused_by_the_schema(
     client: LanguageClient, name: str, time: Any, field: str, says: str
 ) -> None:
-    """protocol.md "Messages": `time.created` is a non-negative integer of milliseconds; anything else
+    """docs/data-model.md "Messages": `time.created` is a non-negative integer of milliseconds; anything else
     fails the params' schema (-32602, the field named), in session/open and session/sync alike."""
     bad = {"info": {"id": mid(9), "role": "user", "time": time}, "parts": []}
     sid = f"bad-time-{name}"

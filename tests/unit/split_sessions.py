@@ -1,5 +1,5 @@
-"""Small sessions in the split shapes (protocol.md, "Split shapes: field reference"), with the traps that
-real transcripts of each tool hold (docs/importers.md).
+"""Small sessions in the split shapes (docs/data-model.md, "Split shapes: field reference"), with the
+traps that real transcripts of each tool hold (docs/importers.md).
 
 - `claude_code()`: Claude Code's records: one response stored as several assistant entries that
   share `providerMessageID` (thinking, text, tool_use, tool_use), the carrier of the first parallel

@@ -481,7 +481,7 @@ def test_trailing_whitespace_of_a_final_assistant_text_is_trimmed_for_anthropic(
 
 
 # =================================================================================================
-# Anthropic prompt caching (protocol.md, "`cache`")
+# Anthropic prompt caching (docs/formats.md, "`cache`")
 # =================================================================================================
 def _flat(prefix: dict, messages: list[dict]) -> list[tuple[str, dict]]:
     """The cache's view of a request: tools → system → message blocks, in order."""

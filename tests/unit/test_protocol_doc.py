@@ -139,8 +139,9 @@ def test_every_schema_reference_names_a_schema_file() -> None:
 
 
 def test_protocol_md_stays_short(text: str) -> None:
-    """The reference without its schemas: under 3,000 lines (the guide is docs/hosts.md)."""
-    assert len(text.splitlines()) < 3000
+    """The reference without its schemas: at most 2,500 lines (the guide is docs/hosts.md; the data
+    model, the formats and the command line have pages of their own in docs/)."""
+    assert len(text.splitlines()) <= 2500
 
 
 def _repeated(value: Any, seen: set[str]) -> str | None:

@@ -96,7 +96,7 @@ export interface BuildParams {
    */
   upTo?: string | null;
   /**
-   * The output format of `messages` and `prefix.request` (protocol.md "Formats").
+   * The output format of `messages` and `prefix.request` (docs/formats.md "Formats").
    */
   format?: 'ai-sdk' | 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini';
   /**
@@ -113,7 +113,7 @@ export interface BuildParams {
   sidecarTools?: SidecarToolsOption | null;
 }
 /**
- * The model the request goes to and what it accepts (protocol.md "Formats").
+ * The model the request goes to and what it accepts (docs/formats.md "Formats").
  *
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
  * via the `definition` "BuildTarget".
@@ -1745,7 +1745,7 @@ export interface PrepareParams {
    */
   watermark?: string | null;
   /**
-   * The output format of `messages` and `prefix.request` (protocol.md "Formats").
+   * The output format of `messages` and `prefix.request` (docs/formats.md "Formats").
    */
   format?: 'ai-sdk' | 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini';
   /**
@@ -2271,7 +2271,7 @@ export interface ToolsListParams {
    */
   sessionId?: string | null;
   /**
-   * The output format of `messages` and `prefix.request` (protocol.md "Formats").
+   * The output format of `messages` and `prefix.request` (docs/formats.md "Formats").
    */
   format?: 'ai-sdk' | 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini';
   /**

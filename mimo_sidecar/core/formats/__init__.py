@@ -1,4 +1,4 @@
-"""Requests in each provider's own format (protocol.md, "Formats").
+"""Requests in each provider's own format (docs/formats.md, "Formats").
 
 Module layout:
 

@@ -1,4 +1,4 @@
-"""Target `ai-sdk`: Vercel AI SDK v5 `ModelMessage[]` (protocol.md, "Model messages"), the default.
+"""Target `ai-sdk`: Vercel AI SDK v5 `ModelMessage[]` (docs/formats.md, "Model messages"), the default.
 
 - `{"role": "user", "content": [{"type": "text", "text"}, {"type": "file", "mediaType", "data",
   "filename"?}]}`: `data` is a MiMo file part's `url` as stored; a provider-native base64 block gives

@@ -1,4 +1,4 @@
-"""Target `anthropic`: the Messages API `messages` (protocol.md, "Formats", "Per format").
+"""Target `anthropic`: the Messages API `messages` (docs/formats.md, "Formats", "Per format").
 
 - user turn → `{"role": "user", "content": [text | image | document blocks]}`;
 - assistant turn → `{"role": "assistant", "content": [thinking | redacted_thinking (kept byte for

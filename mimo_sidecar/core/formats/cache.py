@@ -1,4 +1,4 @@
-"""Anthropic prompt-cache breakpoints on the messages (protocol.md, "`cache`").
+"""Anthropic prompt-cache breakpoints on the messages (docs/formats.md, "`cache`").
 
 At most 3 here, plus the one `prefix` puts on the last block of the frozen prefix (4 in all):
 

@@ -1,4 +1,4 @@
-"""Call IDs within each provider's limits, by a deterministic remapping (protocol.md, "`callIdMap`").
+"""Call IDs within each provider's limits, by a deterministic remapping (docs/formats.md, "`callIdMap`").
 
 An ID that already fits the target is sent unchanged. Any other ID becomes its sanitised, truncated
 form plus `_` and 10 hex digits of the SHA-256 of the original ID: the same original ID maps to the

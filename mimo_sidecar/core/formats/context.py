@@ -1,5 +1,5 @@
 """What every renderer shares: its inputs, its output, and the per-target helpers of the
-normalisation (protocol.md, "Normalisation (every format)")."""
+normalisation (docs/formats.md, "Normalisation (every format)")."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from .call_ids import CallIdMap
 from .model import Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 from .target import Target, replay_refusal
 
-# Fixed texts: byte-stable from request to request, so a cached prefix stays valid (protocol.md, "`cache`").
+# Fixed texts: byte-stable from request to request, so a cached prefix stays valid
+# (docs/formats.md, "`cache`").
 MEDIA_FROM_RESULT = "[Attachments returned by tool call {call_id}]"
 MEDIA_PLACEHOLDER = "[Attachment not sent: {label} ({reason})]"
 LEADING_USER_TEXT = "[Earlier conversation omitted]"

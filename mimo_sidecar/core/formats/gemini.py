@@ -1,4 +1,4 @@
-"""Target `gemini`: `generateContent` `contents` (protocol.md, "Formats", "Per format").
+"""Target `gemini`: `generateContent` `contents` (docs/formats.md, "Formats", "Per format").
 
 - user turn → `{"role": "user", "parts": [{"text"}, {"inlineData": {"mimeType", "data"}},
   {"fileData": {"mimeType", "fileUri"}}]}`;

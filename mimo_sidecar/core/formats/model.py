@@ -1,4 +1,4 @@
-"""The normalised request: what every output format is rendered from (protocol.md, "Normalisation").
+"""The normalised request: what every output format is rendered from (docs/formats.md, "Normalisation").
 
 `normalize.normalize` turns the stored view (any host shape, behavior.md#shapes) into a list of `Turn`s:
 
@@ -97,7 +97,7 @@ class Reasoning:
 
     `family` is the API that can verify the token (ANTHROPIC, OPENAI, GOOGLE, another key of
     MiMo metadata such as `bedrock`), or None when there is no token: such reasoning is never
-    replayed to a provider (it would be rejected or mislead; protocol.md, "Normalisation", step 5).
+    replayed to a provider (it would be rejected or mislead; docs/formats.md, "Normalisation", step 5).
     """
 
     text: str

@@ -1,6 +1,6 @@
 """The shared normalisation pass: stored view → `Turn`s.
 
-protocol.md, "Formats", "Normalisation (every format)"; behavior.md#part-conversion,
+docs/formats.md, "Formats", "Normalisation (every format)"; behavior.md#part-conversion,
 behavior.md#request-validity.
 
 Run before the renderer, over the messages a request converts (the whole view, or what follows the

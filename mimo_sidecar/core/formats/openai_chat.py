@@ -1,4 +1,4 @@
-"""Target `openai-chat`: Chat Completions `messages` (protocol.md, "Formats", "Per format").
+"""Target `openai-chat`: Chat Completions `messages` (docs/formats.md, "Formats", "Per format").
 
 - user turn → `{"role": "user", "content": [{"type": "text"}, {"type": "image_url", "image_url":
   {"url"}}, {"type": "file", "file": {"file_data", "filename"}}]}`;

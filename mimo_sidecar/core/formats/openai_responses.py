@@ -1,4 +1,4 @@
-"""Target `openai-responses`: Responses API `input` items, for stateless use (protocol.md, "Formats",
+"""Target `openai-responses`: Responses API `input` items, for stateless use (docs/formats.md, "Formats",
 "Per format").
 
 - user turn → `{"type": "message", "role": "user", "content": [input_text | input_image |

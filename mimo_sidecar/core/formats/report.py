@@ -1,6 +1,6 @@
 """What a request leaves out or changes, reported in `warnings` (nothing is dropped silently).
 
-Each warning is one string `"<code>: <detail>"`. The codes are stable (protocol.md "Formats" lists
+Each warning is one string `"<code>: <detail>"`. The codes are stable (docs/formats.md "Formats" lists
 them); the detail names the stored messages and call IDs involved. Per-item fixes (a synthesized
 result, a dropped orphan) get one warning each; frequent routine drops (every reasoning block of a
 target that cannot take reasoning) are counted and reported once per request.

@@ -1,5 +1,5 @@
 """The declared type of every field of the host's data that the sidecar reads (behavior.md#data-model,
-protocol.md "Data model"): message `info`, the parts the rebuild interprets (MiMo's, and the blocks of
+docs/data-model.md "Data model"): message `info`, the parts the rebuild interprets (MiMo's, and the blocks of
 the split shapes, behavior.md#shapes), the inline tool state, tasks, actors and the request prefix.
 
 A field is declared here when some rule of the core reads it, with the type that rule expects; a
@@ -39,7 +39,7 @@ MARKED_TIME = Obj({"compacted": NUMBER})
 
 
 # Replay tokens a MiMo reasoning part's metadata may hold, per family (the AI SDK's `providerOptions`
-# keys; protocol.md, "Split shapes: field reference").
+# keys; docs/data-model.md, "Split shapes: field reference").
 REPLAY_KEYS = {
     ANTHROPIC: ("signature", "redactedData"),
     OPENAI: ("itemId", "reasoningEncryptedContent"),
@@ -53,7 +53,7 @@ def _replay_family(keys: tuple[str, ...]) -> Obj:
     return Obj({key: TEXT for key in keys})
 
 
-# Replay tokens of a MiMo part, with the AI SDK's keys (protocol.md, "Split shapes: field reference").
+# Replay tokens of a MiMo part, with the AI SDK's keys (docs/data-model.md, "Split shapes: field reference").
 PART_METADATA = Obj(
     {
         family: _replay_family(keys + (("phase",) if family == "openai" else ()))
@@ -121,7 +121,7 @@ MESSAGE_INFO = Named(
     ),
 )
 
-# -- parts (behavior.md#parts, protocol.md "Split shapes: field reference") ------------------------
+# -- parts (behavior.md#parts, docs/data-model.md "Split shapes: field reference") ------------------------
 CALL_ID = Str(1, "The call ID.")
 # A split result's flags, and its compaction mark (behavior.md#microcompaction-split).
 RESULT_FLAGS: dict[str, Kind] = {"is_error": BOOL, "interrupted": BOOL, "time": MARKED_TIME}
