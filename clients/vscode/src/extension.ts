@@ -14,7 +14,7 @@ import { fromInspect, fromLive, type Composition, type InspectJson } from './com
 import { compositionHtml } from './compositionHtml.js';
 import { Emitter } from './emitter.js';
 import { MimoSidecarError } from './errors.js';
-import { describeMiss, findSidecar, type Found } from './interpreter.js';
+import { describeMiss, findSidecar, probeVersionIn, type Found } from './interpreter.js';
 import { previewDocument } from './previewDocument.js';
 import { ProgressTracker } from './progress.js';
 import { SessionRegistry } from './sessions.js';
@@ -107,6 +107,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<MimoSi
   });
 
   // -- the process -------------------------------------------------------------------------------
+  /** The sidecar's working directory, and its probe's: the extension's own (interpreter.ts: why). */
+  const workDir = () => {
+    const dir = context.globalStorageUri.fsPath;
+    mkdirSync(dir, { recursive: true });
+    return dir;
+  };
   /** The command that runs mimo-sidecar, found again at each start (interpreter.ts says how). */
   const locate = async (): Promise<Found> => {
     const home = homedir();
@@ -118,7 +124,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<MimoSi
       pythonExtension: settings.serverCommand.length || interpreter ? undefined : await pythonExtensionInterpreter(log),
       trustedFolders: vscode.workspace.isTrusted ? folders().map((f) => f.path) : [],
       platform: process.platform,
-    });
+    }, probeVersionIn(workDir()));
     for (const tried of search.tried) log.info(`not ${tried.candidate.command.join(' ')} (${tried.candidate.source}): ${tried.problem}`);
     if (!search.found) throw new LaunchRefused(describeMiss(search));
     found = search.found;
@@ -140,7 +146,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<MimoSi
       memoryRoot,
       config: settings.config,
       logLevel: settings.logLevel,
-      ...(folders()[0] ? { cwd: folders()[0]?.path } : {}),
+      cwd: workDir(),
     };
   };
 

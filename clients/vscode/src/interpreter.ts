@@ -86,10 +86,16 @@ export type Probe = (command: string[]) => Promise<{ version: string } | { probl
 
 export const PROBE_TIMEOUT_MS = 15_000;
 
-export const probeVersion: Probe = (command) =>
+/**
+ * The probe, run in `cwd`. That directory must be one of the extension's own: `python -m` puts
+ * its working directory first on sys.path, so in a checkout of mimo-sidecar any `python3` would
+ * find the source's `mimo_sidecar` and answer `--version`, then fail on its first import of a
+ * dependency when it serves. The extension spawns the sidecar in the same directory.
+ */
+export const probeVersionIn = (cwd: string): Probe => (command) =>
   new Promise((resolve) => {
     const [file, ...args] = command as [string, ...string[]];
-    execFile(file, [...args, '--version'], { timeout: PROBE_TIMEOUT_MS, windowsHide: true }, (error, stdout, stderr) => {
+    execFile(file, [...args, '--version'], { cwd, timeout: PROBE_TIMEOUT_MS, windowsHide: true }, (error, stdout, stderr) => {
       const match = /^mimo-sidecar (\S+)/m.exec(String(stdout));
       if (match) {
         resolve({ version: match[1] as string });
@@ -106,7 +112,7 @@ export const probeVersion: Probe = (command) =>
     });
   });
 
-export async function findSidecar(inputs: CandidateInputs, probe: Probe = probeVersion): Promise<Search> {
+export async function findSidecar(inputs: CandidateInputs, probe: Probe): Promise<Search> {
   const { list, explicit } = candidates(inputs);
   const tried: Tried[] = [];
   const seen = new Set<string>();

@@ -36,6 +36,18 @@ const CONFIG_SETTINGS: readonly { setting: string; path: string[] }[] = [
   ...BUDGETS.map((b) => ({ setting: `budgets.${b.setting}`, path: ['checkpoint', 'push_caps', b.cap] })),
 ];
 
+/** Every setting `readSettings` reads (a unit test holds the manifest to this list). */
+export const READ_SETTINGS: readonly string[] = [
+  'serverCommand',
+  'interpreter',
+  'memoryRoot',
+  'logLevel',
+  'config',
+  'maxRestarts',
+  'showProgressNotifications',
+  ...CONFIG_SETTINGS.map((c) => c.setting),
+];
+
 export interface ExtensionSettings {
   /** `mimoSidecar.serverCommand`: the whole command, when set (it wins over `interpreter`). */
   serverCommand: string[];

@@ -112,6 +112,11 @@ export class Supervisor {
         }
       }
       if (this.current.state === 'failed') throw this.unavailable(this.current.detail ?? 'the sidecar cannot start');
+      if (this.current.state === 'starting' || this.current.state === 'restarting') {
+        // a state listener calling in, before the launch that set the state is tracked
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
       this.track(this.launch(undefined));
     }
   }
@@ -127,6 +132,7 @@ export class Supervisor {
     const previous = this.live;
     this.live = undefined;
     const relaunch = (async () => {
+      await null; // tracked first: a listener of the state below finds the launch under way
       this.setState('restarting', { detail: 'restarting on request' });
       const how = previous ? await this.end(previous) : undefined;
       return this.launch(how ? `restarted on request (the old process: ${how})` : this.generation > 0 ? 'restarted on request' : undefined);

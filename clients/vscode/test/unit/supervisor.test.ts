@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import type { ProgressParams, StatusNotification } from 'mimo-sidecar-client';
+import type { ProgressParams, SessionInfo, StatusNotification } from 'mimo-sidecar-client';
 import type { MimoSidecarApi, MimoSidecarApiError, RestartEvent, SidecarState } from '../../src/api.js';
 import { createApi, type ApiEvents } from '../../src/apiImpl.js';
 import { Emitter } from '../../src/emitter.js';
@@ -172,6 +172,62 @@ describe('the supervisor and the API over the real sidecar', () => {
     // opening it again ends the loss
     await api.sessionOpen(session('ses_gone'));
     assert.equal((await api.sessionGet({ sessionId: 'ses_gone' })).revision, 1);
+  });
+
+  it('reopens a parent before the session forked from it, whatever order they were opened in', async () => {
+    const { api, events } = rig();
+    const parent = session('ses_parent');
+    const child = { ...session('ses_child'), parent: { sessionId: 'ses_parent' } };
+    await api.sessionOpen(parent, { restore: () => parent });
+    await api.sessionOpen(child, { restore: () => child });
+    // the parent closed and opened again: the registry now holds it after its child
+    await api.sessionClose({ sessionId: 'ses_parent' });
+    await api.sessionOpen(parent, { restore: () => parent });
+    assert.deepEqual(api.openSessions(), ['ses_child', 'ses_parent']);
+    const restarted = waitFor<RestartEvent>((done) => events.restart.event(done), 20_000, 'restart');
+    process.kill(api.state.pid as number, 'SIGKILL');
+    const event = await restarted;
+    assert.deepEqual(event.restored, ['ses_parent', 'ses_child']);
+    assert.deepEqual(event.lost, []);
+    assert.equal((await api.sessionGet({ sessionId: 'ses_child' })).parentId, 'ses_parent');
+  });
+
+  it('counts a session whose restore fails as lost, with the reason', async () => {
+    const { api, events } = rig();
+    await api.sessionOpen(session('ses_broken'), {
+      restore: () => {
+        throw new Error('the storage is gone');
+      },
+    });
+    await api.sessionOpen(session('ses_other'), { restore: () => session('ses_elsewhere') });
+    const restarted = waitFor<RestartEvent>((done) => events.restart.event(done), 20_000, 'restart');
+    process.kill(api.state.pid as number, 'SIGKILL');
+    const event = await restarted;
+    assert.deepEqual(event.restored, []);
+    assert.deepEqual(event.lost, [
+      { sessionId: 'ses_broken', why: 'restoring it failed: the storage is gone' },
+      { sessionId: 'ses_other', why: 'its restore returned params for "ses_elsewhere", not for this session' },
+    ]);
+    const lost = await rejection(api.rebuildCompute({ sessionId: 'ses_broken' }));
+    assert.equal(lost.reason, 'SessionLost');
+    assert.match(lost.message, /the storage is gone/);
+  });
+
+  it('waits for a restart on request, and the sessions come back', async () => {
+    const { api } = rig();
+    const stored = session('ses_manual');
+    await api.sessionOpen(stored, { restore: () => stored });
+    const before = api.state.pid;
+    // a call made while the old process is being shut down is served by the new one
+    const during = waitFor<Promise<SessionInfo>>((done) =>
+      api.onDidChangeState((s) => s.state === 'restarting' && done(api.sessionGet({ sessionId: 'ses_manual' }))),
+    );
+    const state = await api.restart();
+    const info = await (await during);
+    assert.equal(state.state, 'running');
+    assert.notEqual(state.pid, before);
+    assert.equal(state.restarts, 0); // on request: no crash counted
+    assert.equal(info.messageCount, stored.messages?.length);
   });
 
   it('gives up after maxRestarts exits, says so, and starts again on restart()', async () => {
