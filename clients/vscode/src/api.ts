@@ -1,7 +1,9 @@
 // The API this extension's `activate` returns: what an agent extension calls to use the sidecar
 // without spawning anything itself. Types only (nothing here runs), so that an agent extension can
 // compile against this file; the wire types are those of the typed client (clients/typescript,
-// generated from the sidecar's schemas). README.md, "The API", shows the whole loop.
+// generated from the sidecar's schemas), imported by relative path from files that import
+// nothing, so a checkout of the repository is all a consumer needs. README.md, "The API", shows
+// the whole loop.
 //
 //   const ext = vscode.extensions.getExtension<MimoSidecarApi>('mimo-sidecar.mimo-sidecar');
 //   const mimo = await ext!.activate();
@@ -26,7 +28,6 @@
 // remembered by a new process (protocol.md "After a restart", step 4).
 
 import type {
-  ClientRequests,
   CommitParams,
   CommitResult,
   ComputeParams,
@@ -54,9 +55,11 @@ import type {
   WriterFinishedResult,
   WriterStartedParams,
   WriterStartedResult,
-} from 'mimo-sidecar-client';
+} from '../../typescript/src/protocol.js';
+import type { ClientRequests } from '../../typescript/src/methods.js';
 
-export type * from 'mimo-sidecar-client';
+export type * from '../../typescript/src/protocol.js';
+export type * from '../../typescript/src/methods.js';
 
 /** The same shape as `vscode.Disposable`, `vscode.Event` and `vscode.CancellationToken`. */
 export interface Disposable {

@@ -122,7 +122,7 @@ before(async () => {
   // the agent extension, packaged as a user would package it
   const agent = join(here, 'agent-extension');
   const agentVsix = join(run, 'mimo-test-agent.vsix');
-  execFileSync(join(pkg, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '-o', agentVsix], { cwd: agent, stdio: 'pipe' });
+  execFileSync(join(pkg, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '--skip-license', '-o', agentVsix], { cwd: agent, stdio: 'pipe' });
 
   const env = { ...process.env, XDG_CONFIG_HOME: paths.xdg, XDG_DATA_HOME: paths.xdg, MIMO_VSCODE_TEST_DIR: paths.steps, MIMO_VSCODE_SAMPLE: join(repo, 'examples', 'sample', 'session.json') };
   delete env.MIMO_SIDECAR_PYTHON; // the extension finds its Python through its setting, as a user's does
