@@ -20,6 +20,8 @@ export interface ApiEvents {
   restart: Emitter<RestartEvent>;
   status: Emitter<StatusNotification>;
   progress: Emitter<ProgressParams>;
+  /** A session was opened or closed (the status bar's tooltip counts them). */
+  sessionsChanged?: () => void;
 }
 
 /** Every warning an answer carries, one line each (`trigger.warnings` of rebuild/compute too). */
@@ -62,6 +64,7 @@ export function createApi(supervisor: Supervisor, registry: SessionRegistry, eve
     for (const warning of warningsOf(result)) log.warn(`${method}${sid ? ` ${sid}` : ''}: ${warning}`);
     if (method === 'session/open') registry.opened(params as OpenParams, live.generation, restore);
     if (method === 'session/close') registry.closed(sid as string);
+    if (method === 'session/open' || method === 'session/close') events.sessionsChanged?.();
     if (method === 'rebuild/compute') registry.computed(params as Params<'rebuild/compute'>);
     return result;
   }

@@ -92,18 +92,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<MimoSi
   item.command = 'mimoSidecar.statusActions';
   const busy = new Map<string, string>();
   const progress = new ProgressTracker((title, message) => {
-    let report: (m: string) => void = () => undefined;
-    let done: () => void = () => undefined;
-    if (settings.showProgressNotifications) {
-      void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: false }, (p) => {
-        report = (m) => p.report({ message: m });
-        report(message);
-        return new Promise<void>((resolve) => {
-          done = resolve;
-        });
-      });
-    }
-    return { report: (m) => report(m), done: () => done() };
+    if (!settings.showProgressNotifications) return { report: () => undefined, done: () => undefined };
+    let latest = message;
+    let report: ((m: string) => void) | undefined;
+    let finished = false;
+    let finish: (() => void) | undefined;
+    void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: false }, (p) => {
+      report = (m) => p.report({ message: m });
+      report(latest);
+      // `end` may come before VS Code ran this task: then it ends at once
+      return finished ? Promise.resolve() : new Promise<void>((resolve) => (finish = resolve));
+    });
+    return {
+      report: (m) => {
+        latest = m;
+        report?.(m);
+      },
+      done: () => {
+        finished = true;
+        finish?.();
+      },
+    };
   });
 
   // -- the process -------------------------------------------------------------------------------
@@ -206,7 +215,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<MimoSi
   });
   render();
 
-  const api = createApi(supervisor, registry, events, log);
+  const api = createApi(supervisor, registry, { ...events, sessionsChanged: render }, log);
   stopSidecar = async () => {
     const how = await supervisor.stop();
     if (how) log.info(`the window is closing: the sidecar ended with ${how}`);

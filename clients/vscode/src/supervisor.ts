@@ -153,6 +153,7 @@ export class Supervisor {
 
   /** `sidecar/configure` on the running process; nothing when none runs (the next start reads it). */
   async configure(config: SidecarConfig): Promise<string[] | undefined> {
+    await this.launching?.catch(() => undefined); // a start under way may have read the old config
     const live = this.live;
     if (!live || this.current.state !== 'running') return undefined;
     const result = await live.sidecar.sidecarConfigure({ config });

@@ -219,13 +219,16 @@ describe('MiMo Sidecar in a real VS Code (code-server 4.100.3)', () => {
     assert.equal(activated.state.pid, undefined);
   });
 
-  check("the agent extension's first API call spawns the sidecar with the configured Python", async () => {
+  check("the agent extension's first API call spawns the sidecar with the configured Python, and a sync follows", async () => {
     const opened = await stepReport('opened');
     assert.equal(opened.revision, 1);
     assert.equal(opened.state.state, 'running');
     assert.equal(opened.state.generation, 1);
     assert.equal(opened.commandLine, `${python} -m mimo_sidecar --stdio --log-level INFO`);
     assert.deepEqual(opened.openSessions, ['ses_-ffe620dbdc4ffffeVIkc7TFwO']);
+    const synced = await stepReport('synced');
+    assert.equal(synced.revision, 2);
+    assert.equal(synced.messageCount, synced.sessionMessages);
     const computed = await stepReport('computed');
     assert.equal(computed.shouldRebuild, true);
     const prepared = await stepReport('prepared');

@@ -86,10 +86,18 @@ async function run(): Promise<void> {
   const sid = params.sessionId;
   const storage: OpenParams = JSON.parse(JSON.stringify(params)) as OpenParams; // the host's own storage
 
+  // The host opens the session with the history it had, then syncs the step that just finished.
+  const all = params.messages ?? [];
+  const synced = all.slice(-2);
   await step('opened', async () => {
-    const opened = await api.sessionOpen(params, { restore: () => JSON.parse(JSON.stringify(storage)) as OpenParams });
+    const opened = await api.sessionOpen({ ...params, messages: all.slice(0, -2) }, { restore: () => JSON.parse(JSON.stringify(storage)) as OpenParams });
     const state = api.state;
     return { revision: opened.revision, state, commandLine: commandLine(state.pid as number), openSessions: api.openSessions() };
+  });
+  await step('synced', async () => {
+    const result = await api.sessionSync({ sessionId: sid, baseRevision: 1, upsertMessages: synced });
+    const info = await api.sessionGet({ sessionId: sid });
+    return { revision: result.revision, messageCount: info.messageCount, sessionMessages: all.length };
   });
   const before = await step('built-before', async () => {
     const built = await api.requestBuild({ sessionId: sid });
