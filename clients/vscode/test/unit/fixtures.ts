@@ -1,7 +1,7 @@
 // What the tests share: the sidecar of this repository, a memory root, and a small session in
 // MiMo's inline shape whose last step crosses the trigger line of a 200 000-token window.
 
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,9 @@ import type { LaunchSpec, Logger } from '../../src/supervisor.js';
 export const repo = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 /** The Python with mimo-sidecar: $MIMO_SIDECAR_PYTHON, else the repository's .venv (`make venv`). */
 export const python = process.env.MIMO_SIDECAR_PYTHON ?? join(repo, '.venv', 'bin', 'python');
+if (!existsSync(python)) {
+  throw new Error(`no Python with mimo-sidecar at ${python}: run \`make venv\` at the repository root, or set MIMO_SIDECAR_PYTHON`);
+}
 
 export const MODEL = { contextWindow: 200_000, providerId: 'anthropic', modelId: 'claude-sonnet-4' };
 

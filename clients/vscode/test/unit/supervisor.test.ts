@@ -112,7 +112,7 @@ describe('the supervisor and the API over the real sidecar', () => {
   });
 
   it('reports the writer wait as rebuild/status and $/progress, and the insert follows the writer', async () => {
-    const { api, supervisor, events } = rig();
+    const { api, events } = rig();
     const sid = 'ses_wait';
     await api.sessionOpen(session(sid));
     const statuses: StatusNotification[] = [];
@@ -141,7 +141,7 @@ describe('the supervisor and the API over the real sidecar', () => {
   });
 
   it('restarts a killed sidecar, restores the sessions given restore and refuses the lost ones', async () => {
-    const { api, supervisor, states, events } = rig();
+    const { api, states, events } = rig();
     const stored = session('ses_kept');
     await api.sessionOpen(stored, { restore: () => stored });
     await api.sessionOpen(session('ses_gone'));
@@ -248,7 +248,7 @@ describe('the supervisor and the API over the real sidecar', () => {
 
   it('fails with the field named when initialize refuses the config, and does not retry', async () => {
     const root = memoryRoot();
-    const { api, supervisor, launches } = rig({ spec: async () => spec(root, { config: { compaction: { trigger_ratio: 7 } } }) });
+    const { api, launches } = rig({ spec: async () => spec(root, { config: { compaction: { trigger_ratio: 7 } } }) });
     const refused = await rejection(api.start());
     assert.equal(refused.reason, 'SidecarUnavailable');
     assert.match(refused.message, /compaction\.trigger_ratio/);
