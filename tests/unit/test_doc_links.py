@@ -1,9 +1,9 @@
 """Every Markdown link of the documents resolves: the file it names exists, and so does its anchor.
 
-A reader follows the links of README.md, protocol.md and docs/*.md (and the READMEs of
-`examples/` and `benchmarks/`) without anything else at hand, so a link to a missing file or to a
-heading that was renamed is a dead end. An anchor is either a heading's slug, as GitHub makes it
-(lowercase; punctuation and symbols removed; each space a hyphen; `-1`, `-2`... for repeats), or
+A reader follows the links of README.md, protocol.md and docs/*.md (and the READMEs of `examples/`,
+`benchmarks/` and `clients/vscode/`) without anything else at hand, so a link to a missing file or
+to a heading that was renamed is a dead end. An anchor is either a heading's slug, as GitHub makes
+it (lowercase; punctuation and symbols removed; each space a hyphen; `-1`, `-2`... for repeats), or
 an explicit `<a id="..."></a>`. Links inside code (fenced blocks, inline code spans) are examples,
 not links. External links (`http:`, `https:`, `mailto:`) are not fetched.
 
@@ -25,6 +25,7 @@ DOCUMENTS = [
     ROOT / "protocol.md",
     *sorted((ROOT / "docs").glob("*.md")),
     ROOT / "examples" / "node" / "README.md",
+    ROOT / "clients" / "vscode" / "README.md",
     ROOT / "examples" / "sample" / "README.md",
     ROOT / "examples" / "hosts" / "README.md",
     ROOT / "benchmarks" / "README.md",
