@@ -105,6 +105,8 @@ export function opencodeRun(world: World, message: string, args: string[] = [], 
   const done = new Promise<Run>((resolveRun) => {
     child.on('close', (code) => {
       clearTimeout(timer);
+      // kept with the temporary home (OPENCODE_E2E_KEEP=1), to read what OpenCode logged
+      if (process.env.OPENCODE_E2E_KEEP) writeFileSync(join(world.root, `run-${started}.stderr`), stderr);
       resolveRun({ code, stdout, stderr, pid: child.pid ?? -1, ms: Date.now() - started });
     });
   });

@@ -66,6 +66,12 @@ function isWriter(request: ChatRequest): boolean {
   return textOf(request.messages.at(-1)).includes(WRITER_LEAD);
 }
 
+/** OpenCode's own compaction call: the conversation as text in <conversation> tags, and a summary asked for. */
+function isOpenCodeSummary(request: ChatRequest): boolean {
+  const last = textOf(request.messages.at(-1));
+  return last.includes('<conversation>') && /anchored summary|<prior-summary>/.test(last);
+}
+
 function roles(requests: ChatRequest[]): Roles {
   const out: Roles = { writer: [], main: [] };
   requests.forEach((request, index) => {
@@ -97,6 +103,7 @@ function agent(request: ChatRequest, index: number): Reply {
   killHook?.(index);
   const last = request.messages.at(-1);
   if (isWriter(request)) return { text: checkpoint };
+  if (isOpenCodeSummary(request)) return { text: 'A summary of the conversation so far.' };
   if (last?.role === 'tool' && last.tool_call_id === historyCall.id) {
     return { text: `The first marker is ${textOf(last).match(/PART-1-MARKER-\w+/)?.[0] ?? 'not found'}.` };
   }
@@ -139,6 +146,7 @@ test('a session crosses the trigger line: the model gets the rebuilt view, and i
   assert.match(run.stdout, /The first marker is PART-1-MARKER-\w+\./, run.stdout);
 
   const { writer, main } = roles(model.requests);
+  assert.ok(!model.requests.some(isOpenCodeSummary), "OpenCode's own compaction never ran: one summary, the sidecar's");
   const rebuiltAt = main.findIndex(({ request }) => allText(request).includes(LABEL));
   assert.ok(rebuiltAt > 0, `no request after a rebuild (${main.length} main requests)`);
   const beforeRebuild = main[rebuiltAt - 1]!.request;
@@ -203,6 +211,7 @@ test('the next run continues the rebuilt session, and survives the sidecar being
   assert.match(run.stdout, /Done reading 7 parts\./);
 
   const requests = model.requests.slice(first);
+  assert.ok(!requests.some(isOpenCodeSummary), "OpenCode's own compaction never ran");
   // The first request of the new process: the session opened from storage with its boundary.
   assert.ok(allText(requests[0]!).includes(LABEL), 'the new process sends the rebuilt view');
   assert.ok(allText(requests[0]!).includes(SECOND_ASK));

@@ -14,7 +14,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isSidecarError, type InsertResult, type ModelLimits, type Sidecar, type StatusNotification } from 'mimo-sidecar-client';
+import { isSidecarError, ResponseError, SidecarTimeout, type InsertResult, type ModelLimits, type Sidecar, type StatusNotification } from 'mimo-sidecar-client';
 import { type CompactionConfig, type OpenCodeModel, sidecarLimits } from './limits.js';
 import { describe, type Logger } from './log.js';
 import { modelOf, newestUser, type HostMessage } from './messages.js';
@@ -45,6 +45,20 @@ export interface TurnReport {
 }
 
 const CHECKPOINT_CONTEXT_MAX = 40_000;
+
+/** The sidecar's `warnings` explain what it did (D21's watermark…); a text naming a tool the
+ * model lacks is a fault. */
+function warningLevel(warning: string): 'info' | 'warn' {
+  return warning.startsWith('named-tool-missing') ? 'warn' : 'info';
+}
+
+/** Whether `error` says the sidecar's connection is gone (or hangs), rather than a mistake. */
+function connectionFailed(live: Live, error: unknown): boolean {
+  const child = live.sidecar.process;
+  if (child && (child.exitCode !== null || child.signalCode !== null)) return true;
+  if (error instanceof SidecarTimeout || error instanceof ResponseError) return true; // an answer without the sidecar's data: vscode-jsonrpc's own (pending requests of a closed connection)
+  return error instanceof Error && (error.name === 'ConnectionError' || /disposed|closed|EPIPE|write after end/i.test(error.message));
+}
 
 export class MimoHost {
   readonly supervisor: Supervisor;
@@ -115,42 +129,70 @@ export class MimoHost {
   private async manage(sessionId: string, messages: HostMessage[]): Promise<void> {
     const report: TurnReport = { sessionId, managed: false, messagesBefore: messages.length, messagesAfter: messages.length };
     this.reports.set(sessionId, report);
-    const live = await this.supervisor.ready();
-    if (!live) {
-      report.reason = 'no sidecar';
-      return;
-    }
-    try {
-      const link = await this.open(live, sessionId);
-      const transient = await this.transient(sessionId, messages, link);
-      await this.sync(live.sidecar, link, withoutTransient(messages, transient));
-      const inserted = await this.rebuildIfDue(live.sidecar, link, messages);
-      if (inserted) report.outcome = inserted.outcome;
-      const built = await live.sidecar.requestBuild({ sessionId, hostView: true });
-      const view = (built.view ?? []) as unknown as HostMessage[];
-      if (!view.length) throw new Error('request/build answered no view');
-      messages.splice(0, messages.length, ...withTransient(view, transient));
-      report.managed = true;
-      report.messagesAfter = messages.length;
-      for (const warning of built.warnings ?? []) this.log.log('warn', `${sessionId}: request/build: ${warning}`);
-    } catch (error) {
-      report.reason = describe(error);
-      this.failed(live, sessionId, error, "this model call goes with OpenCode's own history");
-    }
+    await this.withSidecar(
+      sessionId,
+      async (live) => {
+        const link = await this.open(live, sessionId);
+        const transient = await this.transient(sessionId, messages, link);
+        await this.sync(live.sidecar, link, withoutTransient(messages, transient));
+        const inserted = await this.rebuildIfDue(live.sidecar, link, messages);
+        if (inserted) report.outcome = inserted.outcome;
+        const built = await live.sidecar.requestBuild({ sessionId, hostView: true });
+        const view = (built.view ?? []) as unknown as HostMessage[];
+        if (!view.length) throw new Error('request/build answered no view');
+        messages.splice(0, messages.length, ...withTransient(view, transient));
+        report.managed = true;
+        report.messagesAfter = messages.length;
+        for (const warning of built.warnings ?? []) this.log.log(warningLevel(warning), `${sessionId}: request/build: ${warning}`);
+      },
+      (why) => {
+        report.reason = why;
+      },
+      "this model call goes with OpenCode's own history",
+    );
   }
 
-  /** A failed request: an error answer leaves the sidecar up (the session is opened again next
-   * time, in case its copy went astray); anything else means the connection is gone. */
-  private failed(live: Live, sessionId: string, error: unknown, then: string): void {
-    if (isSidecarError(error)) {
-      this.links.delete(sessionId);
-      live.sidecar.sessionClose({ sessionId }).catch(() => undefined);
-      this.log.log('warn', `${sessionId}: the sidecar answered ${error.code} ${error.message}; ${then}`);
-      return;
-    }
-    this.log.log('warn', `${sessionId}: ${describe(error)}; ${then}`);
-    if (!live.sidecar.process || live.sidecar.process.exitCode !== null || live.sidecar.process.signalCode !== null) {
-      this.supervisor.lost(live.incarnation, describe(error));
+  /**
+   * `work` with the live sidecar. A connection that fails on the way (the sidecar died since the
+   * last call) is given up and `work` runs once more with a new sidecar, the session opened again;
+   * an error answer leaves the sidecar up (the session is opened again next time, in case its copy
+   * went astray). When nothing works, `fallback` says why and OpenCode goes on without.
+   */
+  private async withSidecar(
+    sessionId: string,
+    work: (live: Live) => Promise<void>,
+    fallback: (why: string) => void,
+    then: string,
+  ): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const live = await this.supervisor.ready();
+      if (!live) {
+        fallback('no sidecar');
+        return;
+      }
+      try {
+        await work(live);
+        return;
+      } catch (error) {
+        if (isSidecarError(error)) {
+          this.links.delete(sessionId);
+          live.sidecar.sessionClose({ sessionId }).catch(() => undefined);
+          this.log.log('warn', `${sessionId}: the sidecar answered ${error.code} ${error.message}; ${then}`);
+          fallback(describe(error));
+          return;
+        }
+        if (!connectionFailed(live, error)) {
+          this.log.log('warn', `${sessionId}: ${describe(error)}; ${then}`);
+          fallback(describe(error));
+          return;
+        }
+        this.supervisor.lost(live.incarnation, describe(error));
+        if (attempt === 2) {
+          this.log.log('warn', `${sessionId}: ${describe(error)}; ${then}`);
+          fallback(describe(error));
+          return;
+        }
+      }
     }
   }
 
@@ -272,7 +314,7 @@ export class MimoHost {
       await this.store.save(link.record);
       const sizes = inserted.sizes ? ` (~${inserted.sizes.beforeTokens} → ~${inserted.sizes.afterTokens} tokens)` : '';
       this.log.log('info', `${sessionId}: context rebuilt${sizes}: boundary ${boundary.info.id} after ${inserted.watermark}, ${marks.length} results cleared`);
-      for (const warning of inserted.warnings ?? []) this.log.log('warn', `${sessionId}: rebuild/insert: ${warning}`);
+      for (const warning of inserted.warnings ?? []) this.log.log(warningLevel(warning), `${sessionId}: rebuild/insert: ${warning}`);
       this.toast(inserted.statusText ?? 'Context rebuilt from the checkpoint.', 'success');
       return;
     }
@@ -305,16 +347,20 @@ export class MimoHost {
   /** A call of one of the sidecar's model tools, in the session the model is in. */
   async callTool(sessionId: string, name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {
     return this.serial(sessionId, async () => {
-      const live = await this.supervisor.ready();
-      if (!live) return { text: 'The context manager (mimo-sidecar) is not running: this tool cannot answer now.', isError: true };
-      try {
-        await this.open(live, sessionId);
-        const answer = await live.sidecar.toolsCall({ sessionId, name, arguments: args, prefix: this.settings.toolPrefix });
-        return { text: answer.content.map((block) => block.text).join('\n'), isError: answer.isError };
-      } catch (error) {
-        this.failed(live, sessionId, error, 'the tool call answers an error');
-        return { text: `The context manager could not answer: ${describe(error)}`, isError: true };
-      }
+      let answer = { text: '', isError: true };
+      await this.withSidecar(
+        sessionId,
+        async (live) => {
+          await this.open(live, sessionId);
+          const result = await live.sidecar.toolsCall({ sessionId, name, arguments: args, prefix: this.settings.toolPrefix });
+          answer = { text: result.content.map((block) => block.text).join('\n'), isError: result.isError };
+        },
+        (why) => {
+          answer = { text: `The context manager (mimo-sidecar) cannot answer now: ${why}.`, isError: true };
+        },
+        'the tool call answers an error',
+      );
+      return answer;
     });
   }
 

@@ -125,9 +125,9 @@ describe('the plugin with a sidecar', () => {
 
   it('starts a new sidecar when the old one dies, and reopens the session with its boundary', async () => {
     const first = host.supervisor.current()!;
-    const exited = new Promise((resolve) => first.sidecar.process!.once('exit', resolve));
+    // killed just before the call, before its exit is noticed: the call finds a broken connection,
+    // gives it up and goes on with a new sidecar
     first.sidecar.process!.kill('SIGKILL');
-    await exited;
     const sent = structuredClone(oc.sessions.get(sid)!);
     await host.transform(sent);
     assert.equal(host.supervisor.incarnation, first.incarnation + 1);
