@@ -45,6 +45,9 @@ export interface TurnReport {
 }
 
 const CHECKPOINT_CONTEXT_MAX = 40_000;
+// OpenCode calls the transform hook for its summary right after the compacting hook; a mark older
+// than this belongs to a compaction that never got that far.
+const COMPACTING_WINDOW_MS = 10_000;
 
 /** The sidecar's `warnings` explain what it did (D21's watermark…); a text naming a tool the
  * model lacks is a fault. */
@@ -66,7 +69,8 @@ export class MimoHost {
   readonly writers: CheckpointWriters;
   private readonly links = new Map<string, Link>();
   private readonly locks = new Map<string, Promise<unknown>>();
-  private readonly compactingNext = new Set<string>();
+  /** Sessions whose next model call is OpenCode's own summary, with when OpenCode said so. */
+  private readonly compactingNext = new Map<string, number>();
   private readonly models = new Map<string, OpenCodeModel>();
   private compaction: CompactionConfig = {};
   private toolsOffered = false;
@@ -122,7 +126,10 @@ export class MimoHost {
       messages.unshift(...history); // a writer session: its history, then the writer's prompt
       return;
     }
-    if (this.compactingNext.delete(sessionId)) return; // OpenCode's own summary call: as it is
+    // OpenCode's own summary call comes right after its compacting hook: it goes as it is.
+    const compacting = this.compactingNext.get(sessionId);
+    this.compactingNext.delete(sessionId);
+    if (compacting !== undefined && Date.now() - compacting < COMPACTING_WINDOW_MS) return;
     await this.serial(sessionId, () => this.manage(sessionId, messages));
   }
 
@@ -367,7 +374,7 @@ export class MimoHost {
   /** OpenCode compacts the session itself: its summary call goes as it is, told the checkpoint. */
   async compacting(sessionId: string, output: { context: string[] }): Promise<void> {
     if (this.writers.isWriter(sessionId)) return;
-    this.compactingNext.add(sessionId);
+    this.compactingNext.set(sessionId, Date.now());
     const record = this.links.get(sessionId)?.record;
     if (!record?.watermark) return; // no writer has written this session's checkpoint
     try {
