@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench compare lint docs fuzz clean venv
+.PHONY: demo test bench compare lint docs fuzz clean venv ts-client opencode-plugin opencode-e2e
 
 venv: $(STAMP)
 
@@ -32,6 +32,24 @@ docs: $(STAMP)
 	$(PY) -m mimo_sidecar.rpc.doc_examples
 	test -d $(TS_CLIENT)/node_modules || (cd $(TS_CLIENT) && npm ci --no-audit --no-fund)
 	cd $(TS_CLIENT) && npm run --silent generate
+
+# The typed TypeScript client, installed from its lockfile (when it changed) and built.
+ts-client:
+	cd $(TS_CLIENT) && { [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }
+	cd $(TS_CLIENT) && npm run --silent build
+
+# The OpenCode plugin (clients/opencode/README.md), built for use: its lockfile's packages without
+# the optional opencode-ai, the pinned OpenCode its end-to-end test runs (a user has their own).
+OPENCODE_PLUGIN := clients/opencode
+opencode-plugin: ts-client
+	cd $(OPENCODE_PLUGIN) && npm ci --no-audit --no-fund --omit=optional
+
+# Its end-to-end test against the real `opencode` binary (opencode-ai from the plugin's lockfile),
+# a fake model server and the sidecar of .venv. OPENCODE_E2E_LOG=<file>: the fake server's log,
+# one request body a line.
+opencode-e2e: $(STAMP) ts-client
+	cd $(OPENCODE_PLUGIN) && { [ -x node_modules/.bin/opencode ] && [ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --no-audit --no-fund; }
+	cd $(OPENCODE_PLUGIN) && MIMO_SIDECAR_PYTHON=$(abspath $(PY)) npm run --silent e2e
 
 # Every property test (the `fuzz` mark) with its long profile (tests/fuzz.py): FUZZ_EXAMPLES examples
 # for the wire property test (generated sessions over stdio) and the sliced parser's, five times the

@@ -146,6 +146,7 @@ class BuildResult:
     # names the request holds (None: unknown, no `requestPrefix.tools`).
     tools_named: tuple[str, ...] = ()
     tools_held: frozenset[str] | None = None
+    reminder: str | None = None  # the per-turn memory reminder the request carries (the host view's)
 
 
 # -- trigger and watermark (behavior.md#trigger, behavior.md#watermark) ------------------------
@@ -751,6 +752,7 @@ def build(
         pending,
         tuple(dict.fromkeys(n for _, names in named_checks for n in names)),
         frozenset(held) if held is not None else None,
+        reminder,
     )
 
 

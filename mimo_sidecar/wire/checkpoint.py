@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .common import MessageId, Params, SessionId
-from .rebuild import BuildResult, CacheParam, FormatParam, SidecarToolsParam, TargetParam
+from .rebuild import BuildResult, CacheParam, FormatParam, HostViewParam, SidecarToolsParam, TargetParam
 from .session import WriterFinishedResult
 
 # ---------------------------------------------------------------------------------------------
@@ -26,6 +26,7 @@ class PrepareParams(Params):
     target: TargetParam = None
     cache: CacheParam = None
     sidecar_tools: SidecarToolsParam = None
+    host_view: HostViewParam = False
 
 
 class PrepareResult(BuildResult):

@@ -518,6 +518,14 @@ SidecarToolsParam = Annotated[
         "provider's prompt cache, stay the main loop's."
     ),
 ]
+HostViewParam = Annotated[
+    bool,
+    Field(
+        description="Also answer `view`: the request in the host's own stored shape, the `{info, parts}` "
+        "messages it is built from (protocol.md \"The view in the host's shape\"), for a host whose own "
+        "converter sends them (OpenCode)."
+    ),
+]
 
 
 class BuildParams(Params):
@@ -547,6 +555,7 @@ class BuildParams(Params):
     target: TargetParam = None
     cache: CacheParam = None
     sidecar_tools: SidecarToolsParam = None
+    host_view: HostViewParam = False
 
 
 class RequestPrefixInfo(Result):
@@ -565,7 +574,7 @@ class RequestPrefixInfo(Result):
 
 
 class BuildResult(Result):
-    PASS_THROUGH = ("messages",)
+    PASS_THROUGH = ("messages", "view")
     revision: Revision
     prefix: RequestPrefixInfo
     format: RequestFormat = Field("ai-sdk", description="The format of `messages` and `prefix.request`.")
@@ -599,6 +608,13 @@ class BuildResult(Result):
     reminder_added: bool
     usage_pending: bool
     warnings: list[str] = Field(default_factory=list)
+    view: list[Json] | None = Field(
+        None,
+        description="With `hostView`: the stored messages `messages` is converted from, `{info, parts}` in "
+        "request order, as stored (compaction marks set), the boundary's `checkpoint` part as the synthetic "
+        "text part of its label and the memory reminder as a synthetic text part, without `id`, at the end "
+        "of the newest user message (protocol.md \"The view in the host's shape\").",
+    )
 
 
 # ---------------------------------------------------------------------------------------------

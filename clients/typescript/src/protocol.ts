@@ -111,6 +111,10 @@ export interface BuildParams {
    * Add the sidecar's model tools to `prefix.tools` and `prefix.request`, after the host's; the prefix hash covers them. Send the same to `checkpoint/prepare` so that its prefix, and the provider's prompt cache, stay the main loop's.
    */
   sidecarTools?: SidecarToolsOption | null;
+  /**
+   * Also answer `view`: the request in the host's own stored shape, the `{info, parts}` messages it is built from (protocol.md "The view in the host's shape"), for a host whose own converter sends them (OpenCode).
+   */
+  hostView?: boolean;
 }
 /**
  * The model the request goes to and what it accepts (docs/formats.md "Formats").
@@ -212,6 +216,14 @@ export interface BuildResult {
   reminderAdded: boolean;
   usagePending: boolean;
   warnings?: string[];
+  /**
+   * With `hostView`: the stored messages `messages` is converted from, `{info, parts}` in request order, as stored (compaction marks set), the boundary's `checkpoint` part as the synthetic text part of its label and the memory reminder as a synthetic text part, without `id`, at the end of the newest user message (protocol.md "The view in the host's shape").
+   */
+  view?:
+    | {
+        [k: string]: unknown | undefined;
+      }[]
+    | null;
 }
 /**
  * This interface was referenced by `SidecarProtocol`'s JSON-Schema
@@ -1760,6 +1772,10 @@ export interface PrepareParams {
    * Add the sidecar's model tools to `prefix.tools` and `prefix.request`, after the host's; the prefix hash covers them. Send the same to `checkpoint/prepare` so that its prefix, and the provider's prompt cache, stay the main loop's.
    */
   sidecarTools?: SidecarToolsOption | null;
+  /**
+   * Also answer `view`: the request in the host's own stored shape, the `{info, parts}` messages it is built from (protocol.md "The view in the host's shape"), for a host whose own converter sends them (OpenCode).
+   */
+  hostView?: boolean;
 }
 /**
  * `request/build purpose: "writer"`'s result, with the instructions as the last user content of
@@ -1812,6 +1828,14 @@ export interface PrepareResult {
   reminderAdded: boolean;
   usagePending: boolean;
   warnings?: string[];
+  /**
+   * With `hostView`: the stored messages `messages` is converted from, `{info, parts}` in request order, as stored (compaction marks set), the boundary's `checkpoint` part as the synthetic text part of its label and the memory reminder as a synthetic text part, without `id`, at the end of the newest user message (protocol.md "The view in the host's shape").
+   */
+  view?:
+    | {
+        [k: string]: unknown | undefined;
+      }[]
+    | null;
   /**
    * The in-flight writer's watermark: the last message the writer sees and the checkpoint covers. Pass it to `checkpoint/commit`.
    */

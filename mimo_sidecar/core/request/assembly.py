@@ -14,6 +14,10 @@ several carriers); `sources[i]` is the first of them. One stored message can als
 output messages (an inline assistant message yields an assistant and a tool message per step; a
 carrier's text after its results becomes a user message).
 
+`host_view` gives the same request in the host's own stored shape instead (protocol.md "The view
+in the host's shape"): the messages it is converted from, for a host whose own converter sends them
+(OpenCode, whose message shape is the sidecar's).
+
 `estimated_tokens` is the request-size figure of the stored messages that contributed to the request,
 as the provider of its format and target counts them (`request_size.messages_tokens`, behavior.md#d15;
 compacted results as their placeholder): an estimate of the stored data, not of the converted JSON.
@@ -32,6 +36,7 @@ from ..formats.report import Report
 from ..rebuild.collapse import collapse
 from ..session.message import Message
 from ..session.ordering import Ordering
+from ..texts import CHECKPOINT_LABEL
 from .build_memo import BuildMemo, Options, convert
 
 
@@ -49,6 +54,7 @@ class BuiltRequest:
     format: str = DEFAULT_FORMAT
     target: Target | None = None  # the target with its defaults resolved
     cache_ttl: str | None = None  # the breakpoints' TTL, when the format took them
+    kept: list[Message] = field(default_factory=list)  # what was converted: the view after the collapse
 
 
 def inline_output(state: Json) -> Json:
@@ -101,4 +107,41 @@ def build_messages(
         format=fmt,
         target=done.target,
         cache_ttl=done.cache_ttl,
+        kept=msgs,
     )
+
+
+def host_view(kept: Sequence[Message], reminder: str | None) -> list[Json]:
+    """The request in the host's stored shape (protocol.md "The view in the host's shape"): each
+    message the request is converted from, `{info, parts}` as stored (compaction marks included),
+    in request order, with the two things only a request holds made parts the host can send:
+
+    - the boundary's `checkpoint` part, which no host converts, becomes the synthetic text part the
+      request sends for it (its label, behavior.md#part-conversion), with the part's `id`;
+    - the per-turn memory reminder is a synthetic text part at the end of the newest user message
+      (behavior.md#memory-reminder), without an `id`: it is never stored.
+
+    The stored dicts are shared, never changed: a message that gains or loses a part gets a new
+    parts list."""
+    target = next((m.id for m in reversed(kept) if m.role == "user"), None) if reminder is not None else None
+    view: list[Json] = []
+    for m in kept:
+        parts = m.parts
+        if any(p.get("type") == "checkpoint" for p in parts):
+            parts = [_label_part(p) if p.get("type") == "checkpoint" else p for p in parts]
+        if m.id == target and reminder is not None:
+            parts = [*parts, _own_part(m.info, {"type": "text", "text": reminder, "synthetic": True})]
+        view.append({"info": m.info, "parts": parts})
+    return view
+
+
+def _label_part(checkpoint: Json) -> Json:
+    """A checkpoint part as the text the request sends for it (keeping its IDs)."""
+    ids: Json = {k: checkpoint[k] for k in ("id", "sessionID", "messageID") if k in checkpoint}
+    return {**ids, "type": "text", "text": CHECKPOINT_LABEL, "synthetic": True}
+
+
+def _own_part(info: Json, part: Json) -> Json:
+    """`part` with the session and message IDs of the message it is added to, where it has them."""
+    ids = {"sessionID": info.get("sessionID"), "messageID": info.get("id")}
+    return {**{k: v for k, v in ids.items() if v is not None}, **part}

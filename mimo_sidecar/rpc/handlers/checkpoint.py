@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 
 # -- core -> wire ---------------------------------------------------------------------------------
-def prepare_result(prepared: Prepared, fmt: str) -> ck.PrepareResult:
-    fields = build_fields(Built(prepared.revision, prepared.result), fmt)
+def prepare_result(prepared: Prepared, fmt: str, host_view: bool = False) -> ck.PrepareResult:
+    fields = build_fields(Built(prepared.revision, prepared.result), fmt, host_view)
     fields["warnings"] = [*fields["warnings"], *prepared.warnings]
     return ck.PrepareResult.passing_through(
         **fields,
@@ -68,7 +68,7 @@ def register(server: SidecarServer) -> None:
             p.session_id,
             p.watermark,
             output_of(p, ls.service.model_tool_prefix(p.session_id, None)),
-            lambda prepared: encode_result(prepare_result(prepared, p.format)),
+            lambda prepared: encode_result(prepare_result(prepared, p.format, p.host_view)),
         )
 
     @rpc_method(server, "checkpoint/commit", ck.CommitParams)

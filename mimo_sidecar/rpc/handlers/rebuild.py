@@ -9,6 +9,7 @@ from mimo_sidecar.core.rebuild.render import RenderResult
 
 from ...core.formats import BuildOutput, Target
 from ...core.outcomes import Built, Computed, Inserted
+from ...core.request.assembly import host_view as request_host_view
 from ...service import InsertRequest
 from ...transport.jsonrpc_codec import EncodedJson
 from ...wire import rebuild as w
@@ -131,8 +132,9 @@ def insert_result(inserted: Inserted) -> w.InsertResult:
     )
 
 
-def build_fields(built: Built, fmt: str) -> dict[str, Any]:
-    """The fields of a `BuildResult` (also the first fields of `checkpoint/prepare`'s result)."""
+def build_fields(built: Built, fmt: str, host_view: bool = False) -> dict[str, Any]:
+    """The fields of a `BuildResult` (also the first fields of `checkpoint/prepare`'s result); with
+    `host_view`, `view` too (the request in the host's stored shape)."""
     res = built.result
     return dict(
         revision=built.revision,
@@ -150,11 +152,12 @@ def build_fields(built: Built, fmt: str) -> dict[str, Any]:
         reminder_added=res.reminder_added,
         usage_pending=res.usage_pending,
         warnings=res.request.warnings,
+        view=request_host_view(res.request.kept, res.reminder) if host_view else None,
     )
 
 
-def build_result(built: Built, fmt: str) -> w.BuildResult:
-    return w.BuildResult.passing_through(**build_fields(built, fmt))
+def build_result(built: Built, fmt: str, host_view: bool = False) -> w.BuildResult:
+    return w.BuildResult.passing_through(**build_fields(built, fmt, host_view))
 
 
 def register(server: SidecarServer) -> None:
@@ -178,7 +181,8 @@ def register(server: SidecarServer) -> None:
     async def request_build(ls: SidecarServer, p: w.BuildParams) -> w.BuildResult:
         output = output_of(p, ls.service.model_tool_prefix(p.session_id, None))
         if p.purpose == "writer":
-            return build_result(ls.service.build_for_writer(p.session_id, p.up_to, output), p.format)
+            writer = ls.service.build_for_writer(p.session_id, p.up_to, output)
+            return build_result(writer, p.format, p.host_view)
         built = ls.service.build(
             p.session_id,
             agent_id=p.agent_id,
@@ -188,4 +192,4 @@ def register(server: SidecarServer) -> None:
             memory_reminder=p.memory_reminder,
             output=output,
         )
-        return build_result(built, p.format)
+        return build_result(built, p.format, p.host_view)
