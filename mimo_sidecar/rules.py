@@ -1,6 +1,6 @@
 """The provider-rules checker, for hosts: what each provider refuses with a 400, per output format.
 
-    from mimo_sidecar.rules import check
+    from .rules import check
 
     built = sidecar.request_build({"sessionId": sid, "format": "anthropic"})
     problems = check("anthropic", built.messages, prefix=built.prefix.request, overrides=built.overrides)

@@ -1,6 +1,6 @@
 """Importers: real agent transcripts as `session/open` params (docs/importers.md).
 
-    from mimo_sidecar.importers import import_transcript
+    from . import import_transcript
     result = import_transcript("~/.claude/projects/-home-me-repo/5d1c….jsonl")
     client.request("session/open", result.params)
     print(result.report.table(), file=sys.stderr)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from mimo_sidecar.core.rebuild.recent_user import newest_user_ask as newest_ask_of
-from mimo_sidecar.core.rebuild.recent_user import raw_user_text
-from mimo_sidecar.core.session.message import Message
-
+from ..core.rebuild.recent_user import newest_user_ask as newest_ask_of
+from ..core.rebuild.recent_user import raw_user_text
+from ..core.session.message import Message
 from ..core.words import MAIN_AGENT
 from .fields import Json, as_dict, as_list
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mimo_sidecar.core.estimate.jsjson import js_stringify
-
+from ..core.estimate.jsjson import js_stringify
 from . import gemini_parts as gp
 from . import tool_names
 from .errors import TranscriptError

@@ -22,8 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mimo_sidecar.core.estimate.jsjson import js_stringify
-
+from ..core.estimate.jsjson import js_stringify
 from . import usage
 from .fields import Json, as_dict, as_list, as_str, epoch_ms, nonempty_str
 

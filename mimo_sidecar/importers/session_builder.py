@@ -30,9 +30,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from mimo_sidecar.core.session.data_model import MESSAGE_INFO, PART
-from mimo_sidecar.core.session.data_types import Kind, problems_of
-
+from ..core.session.data_model import MESSAGE_INFO, PART
+from ..core.session.data_types import Kind, problems_of
 from ..core.words import MAIN_AGENT
 from .errors import TranscriptError
 from .fields import Json, nonempty_str

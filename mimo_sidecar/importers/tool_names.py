@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mimo_sidecar.core.session.shapes import LOCAL_SHELL_TOOL, parse_arguments
+from ..core.session.shapes import LOCAL_SHELL_TOOL, parse_arguments
 
 # Claude Code (its tools' names are capitalised; `Task` was renamed `Agent`).
 CLAUDE_CODE: dict[str, str] = {

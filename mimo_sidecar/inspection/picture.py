@@ -19,9 +19,8 @@ from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
 
-from mimo_sidecar.core.rebuild.fidelity import TasksFidelity, ToolErrorFidelity
-from mimo_sidecar.core.rebuild.render import SectionReport
-
+from ..core.rebuild.fidelity import TasksFidelity, ToolErrorFidelity
+from ..core.rebuild.render import SectionReport
 from ..core.words import MAIN_AGENT
 from .run import Inspection
 from .source import SESSION_OPEN

@@ -11,9 +11,8 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from mimo_sidecar.core.rebuild.render import RenderResult
-from mimo_sidecar.core.rebuild.watermark import WatermarkResult
-
+from ..core.rebuild.render import RenderResult
+from ..core.rebuild.watermark import WatermarkResult
 from ..wire import rebuild as wire
 from ..wire.common import Result
 from .run import Inspection, RequestSide

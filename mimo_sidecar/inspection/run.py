@@ -32,21 +32,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
-from mimo_sidecar.core.memory.files import MemoryRoot, UnsafeName
-from mimo_sidecar.core.rebuild.fidelity import FidelityReport
-from mimo_sidecar.core.rebuild.recent_user import raw_user_text
-from mimo_sidecar.core.rebuild.render import RenderResult
-from mimo_sidecar.core.rebuild.watermark import WatermarkResult
-from mimo_sidecar.core.request.size import RequestSizes
-from mimo_sidecar.core.session.message import Message
-from mimo_sidecar.core.session.session import Session
-
 from ..core import engine
 from ..core.config import RebuildConfig
 from ..core.engine import BuildResult, ComputeResult, InsertResult, ModelLimits
 from ..core.errors import DomainError
 from ..core.formats import BuildOutput
+from ..core.memory.files import MemoryRoot, UnsafeName
 from ..core.outcomes import Inserted
+from ..core.rebuild.fidelity import FidelityReport
+from ..core.rebuild.recent_user import raw_user_text
+from ..core.rebuild.render import RenderResult
+from ..core.rebuild.watermark import WatermarkResult
+from ..core.request.size import RequestSizes
+from ..core.session.message import Message
+from ..core.session.session import Session
 from ..core.tool_pointers import ToolPointers
 from ..core.words import MAIN_AGENT, InsertReason
 from ..service import InsertRequest, OpenRequest, SidecarService

@@ -21,8 +21,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from mimo_sidecar.core.session.message import Json
-
+from ..core.session.message import Json
 from ..core.words import MAIN_AGENT
 from ..importers import ImportReport, TranscriptError, import_transcript
 from ..importers.detect import is_session_open_params

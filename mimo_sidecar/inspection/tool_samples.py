@@ -12,12 +12,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mimo_sidecar.core.session.message import Json
-from mimo_sidecar.core.session.session import Session
-from mimo_sidecar.core.session.shapes import logical_calls
-
 from ..core.engine import InsertResult
 from ..core.model_tools import ToolAnswer
+from ..core.session.message import Json
+from ..core.session.session import Session
+from ..core.session.shapes import logical_calls
 from ..core.words import MAIN_AGENT
 from ..service import SidecarService
 

@@ -36,8 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
-from mimo_sidecar.core.session.ids import IdMinter
-
+from ..core.session.ids import IdMinter
 from ..transport.framing import FrameReader, frame
 from ..transport.jsonrpc_codec import dumps, loads
 from ..wire import protocol_doc

@@ -25,9 +25,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 from pygls.lsp.server import LanguageServer
 
-from mimo_sidecar.core.session.ids import IdMinter
-
 from .. import __version__
+from ..core.session.ids import IdMinter
 from ..service import SidecarService
 from ..service.service import now_ms
 from ..transport.framing import DEFAULT_MAX_FRAME_BYTES, FrameProblem, FrameReader, FrameWriter

@@ -1,6 +1,6 @@
 """The service layer: session state and the rebuild flow, between the RPC handlers and the core.
 
-    from mimo_sidecar.service import SidecarService, InsertRequest
+    from . import SidecarService, InsertRequest
 
 See `service.service` for the API, `service.insert_flow` for where an insert's decision lives.
 """

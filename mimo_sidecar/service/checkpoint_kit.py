@@ -21,15 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from mimo_sidecar.core.checkpoint.content import content_problem, content_warnings
-from mimo_sidecar.core.checkpoint.template import CHECKPOINT_TEMPLATE
-from mimo_sidecar.core.checkpoint.writer_brief import writer_instructions
-from mimo_sidecar.core.memory.files import MemoryRoot
-from mimo_sidecar.core.memory.writes import WriteRefused, write_atomically
-
 from ..core import engine, texts
+from ..core.checkpoint.content import content_problem, content_warnings
+from ..core.checkpoint.template import CHECKPOINT_TEMPLATE
+from ..core.checkpoint.writer_brief import writer_instructions
 from ..core.errors import DomainError, ErrorCode
 from ..core.formats import BuildOutput
+from ..core.memory.files import MemoryRoot
+from ..core.memory.writes import WriteRefused, write_atomically
 from ..core.outcomes import Committed, Prepared
 from . import writers
 from .insert_flow import Settings

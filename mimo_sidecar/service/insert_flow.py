@@ -30,13 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from mimo_sidecar.core.memory.files import MemoryRoot
-from mimo_sidecar.core.session.ids import IdMinter
-from mimo_sidecar.core.session.message import Json
-
 from ..core import engine, texts
 from ..core.config import RebuildConfig
+from ..core.memory.files import MemoryRoot
 from ..core.outcomes import Inserted, Notice, WriterWait
+from ..core.session.ids import IdMinter
+from ..core.session.message import Json
 from ..core.words import NOTICE_KINDS, GateOutcome, InsertOutcome, InsertReason
 from . import writers
 from .sessions import SessionSlot

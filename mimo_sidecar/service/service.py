@@ -17,17 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from mimo_sidecar.core.memory.files import CHECKPOINT_FILE, MemoryRoot
-from mimo_sidecar.core.memory.writes import remove_stale_temp_files
-from mimo_sidecar.core.rebuild.trigger import BudgetWarnings
-from mimo_sidecar.core.session.ids import IdMinter
-from mimo_sidecar.core.session.message import Json
-from mimo_sidecar.core.session.session import SyncBatch
-
 from ..core import engine, texts
 from ..core.config import RebuildConfig
 from ..core.errors import DomainError, ErrorCode
 from ..core.formats import AI_SDK_OUTPUT, BuildOutput
+from ..core.memory.files import CHECKPOINT_FILE, MemoryRoot
+from ..core.memory.writes import remove_stale_temp_files
 from ..core.model_tools import ToolAnswer, ToolContext, call_tool, tools_in_format
 from ..core.outcomes import (
     Built,
@@ -41,6 +36,10 @@ from ..core.outcomes import (
     WriterStart,
     WriterWait,
 )
+from ..core.rebuild.trigger import BudgetWarnings
+from ..core.session.ids import IdMinter
+from ..core.session.message import Json
+from ..core.session.session import SyncBatch
 from ..core.words import MAIN_AGENT, RequestFormat, WriterOutcome
 from . import checkpoint_kit, writers
 from .insert_flow import InsertFlow, InsertRequest, Settings, StatusListener

@@ -13,13 +13,12 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from mimo_sidecar.core.memory.files import is_safe_name
-from mimo_sidecar.core.session.message import Json
-from mimo_sidecar.core.session.session import Session, SyncBatch, batch_from_messages
-
 from ..core import texts
 from ..core.errors import DomainError, ErrorCode, FieldPath
+from ..core.memory.files import is_safe_name
 from ..core.outcomes import Settlement
+from ..core.session.message import Json
+from ..core.session.session import Session, SyncBatch, batch_from_messages
 from ..core.tool_pointers import ToolPointers
 from ..core.words import NoticeKind
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import asyncio
 
-from mimo_sidecar.core.session.session import Session
-
 from ..core import texts
 from ..core.config import RebuildConfig
 from ..core.engine import writer_watermark
 from ..core.errors import DomainError, ErrorCode
 from ..core.outcomes import Settlement, WriterFinish, WriterStart, WriterSummary, WriterWait
+from ..core.session.session import Session
 from ..core.words import WaitResult, WriterOutcome
 from .sessions import SessionSlot
 

@@ -44,14 +44,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mimo_sidecar.core.checkpoint.template import CHECKPOINT_TITLE, SECTIONS, TOPIC_PREFIX, is_template
-from mimo_sidecar.core.checkpoint.writer_brief import INSTRUCTIONS_LEAD
-from mimo_sidecar.core.estimate.jstext import est, js_trim
-from mimo_sidecar.core.memory.budgeted_read import INDEX_LINE
-from mimo_sidecar.core.rebuild.tail_digest import fold
-
 from ..core import texts
+from ..core.checkpoint.template import CHECKPOINT_TITLE, SECTIONS, TOPIC_PREFIX, is_template
+from ..core.checkpoint.writer_brief import INSTRUCTIONS_LEAD
 from ..core.config import PushCaps
+from ..core.estimate.jstext import est, js_trim
+from ..core.memory.budgeted_read import INDEX_LINE
+from ..core.rebuild.tail_digest import fold
 
 TOPIC_CHARS = 120
 ASK_CHARS = 400

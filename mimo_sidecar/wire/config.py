@@ -24,9 +24,6 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from mimo_sidecar.core.memory.files import DEFAULT_MAX_FILE_BYTES
-from mimo_sidecar.core.rebuild.trigger import MAX_BUDGET_TOKENS
-
 from ..core import texts
 from ..core.config import (
     DEFAULT_COMMIT_MAX_BYTES,
@@ -37,6 +34,8 @@ from ..core.config import (
     PushCaps,
     RebuildConfig,
 )
+from ..core.memory.files import DEFAULT_MAX_FILE_BYTES
+from ..core.rebuild.trigger import MAX_BUDGET_TOKENS
 
 # Every number of the config is bounded by JavaScript's largest exact integer: beyond it a value
 # says nothing a smaller one does not, and arithmetic on it could overflow (`"1" × 5000` did).

@@ -18,9 +18,9 @@ from typing import Annotated, Any
 from pydantic import PlainValidator, ValidationError, WithJsonSchema
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from mimo_sidecar.core.session import data_model as dm
-from mimo_sidecar.core.session.data_types import Json, Kind, ListOf, problems_of
-from mimo_sidecar.core.session.data_types import definitions as _definitions
+from ..core.session import data_model as dm
+from ..core.session.data_types import Json, Kind, ListOf, problems_of
+from ..core.session.data_types import definitions as _definitions
 
 
 def check(kind: Kind, value: Any) -> Any:

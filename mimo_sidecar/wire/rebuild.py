@@ -6,11 +6,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from mimo_sidecar.core.rebuild import fidelity as core_fidelity
-from mimo_sidecar.core.request.estimate_accuracy import ModelAccuracy
-from mimo_sidecar.core.request.size import RequestSizes as CoreRequestSizes
-
 from ..core import engine
+from ..core.rebuild import fidelity as core_fidelity
+from ..core.request.estimate_accuracy import ModelAccuracy
+from ..core.request.size import RequestSizes as CoreRequestSizes
 from ..core.words import (
     MAIN_AGENT,
     InsertOutcome,

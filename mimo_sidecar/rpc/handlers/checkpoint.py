@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mimo_sidecar.core.estimate.jstext import est
-
+from ...core.estimate.jstext import est
 from ...core.outcomes import Built, Committed, Prepared, WriterFinish
 from ...transport.jsonrpc_codec import EncodedJson
 from ...wire import checkpoint as ck

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from mimo_sidecar.core.rebuild.render import RenderResult
-
 from ...core.formats import BuildOutput, Target
 from ...core.outcomes import Built, Computed, Inserted
+from ...core.rebuild.render import RenderResult
 from ...core.request.assembly import host_view as request_host_view
 from ...service import InsertRequest
 from ...transport.jsonrpc_codec import EncodedJson

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mimo_sidecar.core.session.session import MessageUpsert, PartUpsert, SyncBatch
-
 from ...core.outcomes import WriterSummary
+from ...core.session.session import MessageUpsert, PartUpsert, SyncBatch
 from ...service import OpenRequest
 from ...wire import session as w
 from ..dispatch import rpc_method

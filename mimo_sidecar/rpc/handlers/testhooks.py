@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field
 
-from mimo_sidecar.core.session.message import Message
-from mimo_sidecar.core.session.session import Session
-
+from ...core.session.message import Message
+from ...core.session.session import Session
 from ...service.insert_flow import InsertFlow
 from ...service.sessions import SessionSlot
 from ...wire.common import Params
