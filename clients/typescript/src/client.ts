@@ -54,6 +54,15 @@ export class SidecarTimeout extends Error {
   }
 }
 
+/** The sidecar process could not be started, or its pipes failed (`cause` is Node's error, e.g.
+ * ENOENT for an interpreter that does not exist). Every request after it rejects with it. */
+export class SidecarUnavailable extends Error {
+  constructor(readonly cause: Error) {
+    super(`the sidecar process failed: ${cause.message}`);
+    this.name = 'SidecarUnavailable';
+  }
+}
+
 // How long to wait for each answer: as long as the sidecar itself may wait, plus a margin
 // (the Python client's client/timeouts.py says why).
 const MARGIN_MS = 30_000;
@@ -95,6 +104,8 @@ type Handler<T> = (params: T) => void;
 
 export class Sidecar {
   timeouts: Timeouts = timeoutsFollowing();
+  /** Set when the process failed to start or its pipes broke (see `SidecarUnavailable`). */
+  failure?: SidecarUnavailable;
 
   constructor(
     readonly connection: MessageConnection,
@@ -128,7 +139,18 @@ export class Sidecar {
       new StreamMessageReader(child.stdout),
       new StreamMessageWriter(child.stdin),
     );
-    return new Sidecar(connection, child);
+    const sidecar = new Sidecar(connection, child);
+    // Without a listener, Node throws a failed spawn (a wrong interpreter path: ENOENT) or a broken
+    // stdin pipe (EPIPE, the process died) as an uncaught exception and takes the host down with
+    // it. Recorded instead: pending and later requests reject with SidecarUnavailable.
+    const failed = (error: Error) => {
+      sidecar.failure ??= new SidecarUnavailable(error);
+      options.onLog?.(sidecar.failure.message);
+      connection.dispose();
+    };
+    child.on('error', failed);
+    child.stdin.on('error', failed);
+    return sidecar;
   }
 
   // -- lifecycle ---------------------------------------------------------------------------------
@@ -252,8 +274,11 @@ export class Sidecar {
     const child = this.process;
     const exited = child
       ? new Promise<number | null>((resolve) => {
-          if (child.exitCode !== null) resolve(child.exitCode);
-          else child.once('exit', (code) => resolve(code));
+          if (child.exitCode !== null || child.signalCode !== null || this.failure) resolve(child.exitCode);
+          else {
+            child.once('exit', (code) => resolve(code));
+            child.once('error', () => resolve(child.exitCode)); // never started: no 'exit' follows
+          }
         })
       : Promise.resolve(null);
     try {
@@ -275,6 +300,7 @@ export class Sidecar {
     params: Params<M>,
     token?: CancellationToken,
   ): Promise<Result<M>> {
+    if (this.failure) throw this.failure;
     const ms = method === 'rebuild/insert' ? this.timeouts.insertMs : method === 'shutdown' ? this.timeouts.shutdownMs : this.timeouts.requestMs;
     const source = new CancellationTokenSource();
     const cancelled = token?.onCancellationRequested(() => source.cancel());
@@ -289,7 +315,7 @@ export class Sidecar {
         : await this.connection.sendRequest<Result<M>>(method, params, source.token);
     } catch (error) {
       if (timedOut) throw new SidecarTimeout(method, ms);
-      throw error;
+      throw this.failure ?? error;
     } finally {
       clearTimeout(timer);
       cancelled?.dispose();

@@ -13,6 +13,7 @@ import {
   SIDECAR_METHODS,
   Sidecar,
   SidecarTimeout,
+  SidecarUnavailable,
   isSidecarError,
   type Message,
   type ProgressParams,
@@ -199,5 +200,31 @@ describe('the typed client', () => {
       assert.equal(error.data?.name, 'EmptyRequest');
       return true;
     });
+  });
+});
+
+describe('a sidecar process that fails', () => {
+  it('rejects, never throws, when the interpreter does not exist', async () => {
+    const logged: string[] = [];
+    const missing = Sidecar.spawn({ python: join(tmpdir(), 'no-such-python-here'), onLog: (l) => logged.push(l) });
+    await assert.rejects(
+      missing.initialize({ processId: process.pid, capabilities: {}, initializationOptions: { memoryRoot: mkdtempSync(join(tmpdir(), 'mimo-ts-fail-')) } }),
+      (error: unknown) => error instanceof SidecarUnavailable && /ENOENT/.test(error.message),
+    );
+    assert.ok(missing.failure instanceof SidecarUnavailable);
+    await assert.rejects(missing.sessionGet({ sessionId: SID }), SidecarUnavailable); // later requests too
+    assert.ok(logged.some((l) => l.includes('ENOENT')));
+    await missing.close(); // resolves: nothing to wait for
+  });
+
+  it('rejects the requests of a killed sidecar instead of hanging or throwing', async () => {
+    const doomed = Sidecar.spawn({ python });
+    await doomed.initialize({ processId: process.pid, capabilities: {}, initializationOptions: { memoryRoot: mkdtempSync(join(tmpdir(), 'mimo-ts-fail-')) } });
+    const gone = new Promise((resolve) => doomed.process!.once('exit', resolve));
+    doomed.process!.kill('SIGKILL');
+    await gone;
+    await assert.rejects(doomed.sessionGet({ sessionId: SID }));
+    await assert.rejects(doomed.sessionGet({ sessionId: SID }));
+    await doomed.close();
   });
 });
