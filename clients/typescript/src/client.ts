@@ -54,11 +54,11 @@ export class SidecarTimeout extends Error {
   }
 }
 
-/** The sidecar process could not be started, or its pipes failed (`cause` is Node's error, e.g.
+/** The sidecar process could not be started, or its pipes failed (`processError` is Node's error, e.g.
  * ENOENT for an interpreter that does not exist). Every request after it rejects with it. */
 export class SidecarUnavailable extends Error {
-  constructor(readonly cause: Error) {
-    super(`the sidecar process failed: ${cause.message}`);
+  constructor(readonly processError: Error) {
+    super(`the sidecar process failed: ${processError.message}`);
     this.name = 'SidecarUnavailable';
   }
 }
