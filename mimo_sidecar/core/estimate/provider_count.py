@@ -215,7 +215,12 @@ class _Walk:
 
 def part_cost(part: Any) -> PartCost:
     """What `part` costs a provider, before choosing which one (see the module docstring)."""
-    length = js_json_length(part)
+    return sized_part_cost(part, js_json_length(part))
+
+
+def sized_part_cost(part: Any, length: int | None) -> PartCost:
+    """`part_cost` given the part's `JSON.stringify` length (None: unserialisable), which the
+    session's estimate already took when the part was stored."""
     if length is None:
         return PartCost(1000)  # behavior.md#stringify-parity: an unserialisable part
     walk = _Walk()

@@ -36,17 +36,19 @@ counting; otherwise the view is converted whole and the memo starts again from i
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 
 from ..estimate.provider_count import Counting, PartCost, counting_for, hidden_reasoning
 from ..formats import RENDERERS, cache_ttl_for
 from ..formats.context import RenderContext, Rendered
 from ..formats.model import Turn
-from ..formats.normalize import Carried, Normalizer, add_closing_text, add_reminder
+from ..formats.normalize import Carried, Normalizer, add_closing_text, add_reminder, prepare_message
 from ..formats.report import Report
 from ..formats.target import Target, resolve
-from ..session.message import Json, Message
+from ..session.message import KEPT, Json, Message
 from ..session.shapes import is_carrier
 from .size import base_share
 
@@ -109,6 +111,7 @@ class _Prefix:
     trailing: list[tuple[str, int]] = field(default_factory=list)  # after the newest prompt: in_turn
     responses: dict[str, list[PartCost]] = field(default_factory=dict)
     volatile: list[Json] = field(default_factory=list)  # `out`'s volatile blocks (no breakpoint on them)
+    changes: int = -1  # `Message.kept_changes` when its messages were last found unchanged
     reminder: str | None = None  # the per-turn reminder `out` holds (a cut inside the turn in progress)
 
 
@@ -134,21 +137,25 @@ class BuildMemo:
         reminder: str | None,
         closing: tuple[str, str] | None,
     ) -> Conversion:
-        inner = self._valid_prefix(self.inner, msgs, options, reminder)
-        outer = self._valid_prefix(self.prefix, msgs, options, reminder)
+        inner, outer = self.inner, self.prefix
         self.prefix = self.inner = None  # released before converting (one conversion's objects at a time)
         result = None
-        for prefix in (inner, outer):
-            if prefix is not None:
-                result = _convert(msgs, options, reminder, closing, prefix)
-                if result is not None:
-                    break
+        if self._valid(inner, msgs, options, reminder):
+            assert inner is not None
+            prefix: _Prefix = inner
+            result = _convert(msgs, options, reminder, closing, inner)
+            # The outer prefix's messages begin the inner one's: they are valid with it.
+        if result is None and self._valid(outer, msgs, options, reminder):
+            assert outer is not None
+            prefix = outer
+            result = _convert(msgs, options, reminder, closing, outer)
+        elif result is None:
+            outer = None
         if result is None:
             prefix = EMPTY
             result = _convert(msgs, options, reminder, closing, EMPTY)
             assert result is not None  # from the empty prefix nothing can refuse
         conversion, snapshots = result
-        assert prefix is not None
         self.reused = len(prefix.messages)
         if prefix.reminder is not None:  # from the inner prefix: the outer one still holds
             self.prefix = outer
@@ -161,32 +168,54 @@ class BuildMemo:
         start = len(prefix.messages)
         for snapshot in snapshots:
             for m in snapshot.messages[start:]:
-                m.derived[stamp] = True
+                m.derived[stamp] = m.derived[KEPT] = True
             start = len(snapshot.messages)
             assert snapshot.opener is not None
-            snapshot.opener.derived[stamp] = True
+            snapshot.opener.derived[stamp] = snapshot.opener.derived[KEPT] = True
+        changes = Message.kept_changes  # the messages just stamped are as they are now
+        for kept in (self.prefix, self.inner):
+            if kept is not None and kept.changes == -1:
+                kept.changes = changes
         return conversion
 
-    def _valid_prefix(
+    def _valid(
         self, prefix: _Prefix | None, msgs: Sequence[Message], options: Options, reminder: str | None
-    ) -> _Prefix | None:
+    ) -> bool:
         if prefix is None or prefix.key is None or prefix.key[0] != options:
-            return None
+            return False
         held = prefix.messages
         head = msgs[: len(held)]
         if len(msgs) <= len(held) or (head if isinstance(head, list) else list(head)) != held:
-            return None  # compared by identity: the same message objects
+            return False  # compared by identity: the same message objects
         stamp = self.stamp
         opener = msgs[len(held)]
         if opener is not prefix.opener or stamp not in opener.derived:
-            return None  # the cut went before this message because of what it was (a prompt, a new response)
+            return False  # the cut went before this message because of what it was (a prompt, a new response)
         if prefix.reminder is not None and (
             prefix.reminder != reminder or any(m.role == "user" for m in msgs[len(held) :])
         ):
-            return None  # the reminder it holds is another, or it has moved to a newer message
-        if not all(stamp in m.derived for m in held):
-            return None
-        return prefix
+            return False  # the reminder it holds is another, or it has moved to a newer message
+        # Every message unchanged since (a change clears `derived`): none of any memo changed since
+        # they were last checked, else each checked (at C speed).
+        changes = Message.kept_changes
+        if prefix.changes != changes:
+            if not all(map(dict.__contains__, map(_DERIVED, held), repeat(stamp))):
+                return False
+            prefix.changes = changes
+        return True
+
+
+_DERIVED = attrgetter("derived")
+
+
+def prepare(msgs: Iterable[Message]) -> None:
+    """What every conversion takes from each message, computed while its parts are fresh from the
+    parse (`session/open`): the parts' provider costs, from the JSON lengths their estimate took,
+    and what an assistant message converts to. The first request after the open then converts
+    what any later one would (behavior.md#request-reuse)."""
+    for m in msgs:
+        m.part_costs()
+        prepare_message(m)
 
 
 def convert(
@@ -446,4 +475,4 @@ def _request_shares(
     return total
 
 
-__all__ = ["BuildMemo", "Conversion", "Options", "convert"]
+__all__ = ["BuildMemo", "Conversion", "Options", "convert", "prepare"]
