@@ -181,7 +181,8 @@ async def test_d11_split_twin_keeps_the_same_user_asks(rb: LanguageClient):
     sections = {}
     for sid, build in (("d11-inline", inline_conversation), ("d11-claude", claude_code_conversation)):
         await open_session(rb, sid, build(Host(sid)))
-        computed = await call(rb, "rebuild/compute", {"sessionId": sid, "includeText": True, "preview": "always"})
+        params = {"sessionId": sid, "includeText": True, "preview": "always"}
+        computed = await call(rb, "rebuild/compute", params)
         sections[sid] = recent_user_section(computed["preview"]["report"]["text"])
     assert sections["d11-inline"].count("ask number") == 40  # 5 logical messages per ask
     assert sections["d11-claude"] == sections["d11-inline"]
