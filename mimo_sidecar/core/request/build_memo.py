@@ -50,7 +50,7 @@ from ..formats.report import Report
 from ..formats.target import Target, resolve
 from ..session.message import KEPT, Json, Message
 from ..session.shapes import is_carrier
-from .size import base_share
+from .size import base_share, marked_parts
 
 ModelInUse = tuple[str | None, str | None]
 
@@ -214,7 +214,8 @@ def prepare(msgs: Iterable[Message]) -> None:
     and what an assistant message converts to. The first request after the open then converts
     what any later one would (behavior.md#request-reuse)."""
     for m in msgs:
-        m.part_costs()
+        m.plain_request_tokens()  # the parts' costs first
+        marked_parts(m)
         prepare_message(m)
 
 

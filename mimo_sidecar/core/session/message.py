@@ -58,6 +58,7 @@ def tokens_of_length(n: int | None) -> int:
 # change to such a message counts in `Message.kept_changes`: while that count stays, no kept
 # message of any memo has changed, and a memo need not look at each of its own.
 KEPT = "kept-by-a-request-memo"
+_PLAIN_TOKENS = "request-tokens-for-any-provider"
 
 
 class Message:
@@ -241,11 +242,24 @@ class Message:
     def request_tokens(self, counting: Counting) -> int:
         """What the message's parts cost `counting`'s provider in a request (the reasoning a usage
         record says a response produced is added per response: `request_size`)."""
+        plain = self.plain_request_tokens()
+        if plain is not None:
+            return plain
         key = ("request-tokens", counting)
         cached = self.derived.get(key)
         if cached is None:
             cached = self.derived[key] = sum(cost_tokens(c, counting) for c in self.part_costs())
         return int(cached)
+
+    def plain_request_tokens(self) -> int | None:
+        """`request_tokens` when no part holds media or an encrypted compaction, which every
+        provider counts alike (None otherwise); computed once per version of the message."""
+        cached = self.derived.get(_PLAIN_TOKENS)
+        if cached is None:
+            costs = self.part_costs()
+            plain = all(not c.media and not c.compaction for c in costs)
+            cached = self.derived[_PLAIN_TOKENS] = sum(c.text for c in costs) if plain else -1
+        return None if cached < 0 else int(cached)
 
     def to_json(self) -> Json:
         return {"info": self.info, "parts": self.parts}
