@@ -14,24 +14,30 @@ A cut may go before message `c` only where nothing after it can change what come
 - every call before `c` took its result from before `c` (a result stored later would be its
   result); a call sent as interrupted is carried: a result for it after the cut makes the prefix
   unusable (the view is converted whole again);
-- something after `c` is converted to a turn, where the writer's closing text goes; with the
-  per-turn reminder, `c` is not after the newest user-role message, which carries it (in a session
-  whose results are inline, MiMo's and OpenCode's, the turn in progress is then converted each
-  time: its prompt holds the reminder);
+- something after `c` is converted to a turn, where the writer's closing text goes;
 
 and what crosses it is carried: the call IDs issued and the results no call took (reported at the
 end, `Carried`), the call-ID map, the calls not replayed, the warnings and counts in their order
 (`Report.absorb`), each message's share of `estimatedTokens` with what the turn in progress adds,
-the costs of a provider response whose entries straddle it, and the newest assistant turn (the
-target's default model). A renderer that merges a message across the cut (Anthropic and Gemini
-merge same-role messages) or changes one at the end (breakpoints, the final-message rules) changes
-its own copy (`Rendered.own`).
+the costs of a provider response whose entries straddle it, the volatile blocks (no breakpoint
+goes on them), and the newest assistant turn (the target's default model). A renderer that merges
+a message across the cut (Anthropic and Gemini merge same-role messages) or changes one at the end
+(breakpoints, the final-message rules) changes its own copy (`Rendered.own`).
 
-The prefix is used again only when the view still starts with the same message objects, none of
-them changed since (a change clears `Message.derived`, where the memo leaves its stamp), followed by
-the same unchanged message at the cut (the cut went there because of what that message is: a prompt
-with parts, the first entry of a new response), with the same options, target and provider
-counting; otherwise the view is converted whole and the memo starts again from it.
+With the per-turn reminder, two prefixes are kept. `prefix` is cut not after the newest user-role
+message, which carries the reminder; `inner` is cut after it, inside the turn in progress, and its
+output holds the reminder where a whole conversion puts it (its `reminder`). A long turn's steps
+(in a session whose results are inline, MiMo's and OpenCode's, hundreds of steps under one prompt)
+are converted from `inner`, one step each; it serves while the reminder is the same text and no
+newer user-role message has taken it, and `prefix` serves the request after a new prompt. A
+reminder that becomes a turn of its own (its message sends nothing else) keeps no inner cut.
+
+A prefix is used again only when the view still starts with the same message objects, none of
+them changed since (a change clears `Message.derived`, where the memo leaves its stamp; while
+`Message.kept_changes` stays, no kept message of any memo changed and the stamps need no look),
+followed by the same unchanged message at the cut (the cut went there because of what that
+message is: a prompt with parts, the first entry of a new response), with the same options, target
+and provider counting; otherwise the view is converted whole and the memo starts again from it.
 """
 
 from __future__ import annotations
