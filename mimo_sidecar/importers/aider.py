@@ -435,7 +435,7 @@ class _Builder:
         return None
 
     def _run_output(self, text: str) -> None:
-        call, _ = self.run  # type: ignore[misc]
+        call, _ = self.run  # type: ignore[misc]  # its one caller checks it is set
         added = ADDED.match(text)
         if added is not None:
             call["state"]["output"] = texts.aider_command_output(int(added.group("lines")), True)

@@ -14,7 +14,7 @@ import bisect
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, Protocol, TypeVar, cast, overload
 
 from .. import texts
 from ..errors import DomainError, ErrorCode, FieldPath
@@ -491,7 +491,7 @@ class Session:
             if len(self._followers) >= MAX_FOLLOWERS:
                 del self._followers[next(iter(self._followers))]
         self._followers[key] = found  # newest last
-        return found  # type: ignore[return-value]  # stored under its key by this method only
+        return cast(F, found)  # stored under its key by this method only, so made by `make`
 
     def kept(self, key: Any, make: Callable[[], K]) -> K:
         """The value kept under `key` for this session's next requests, made on first use (at most
@@ -502,7 +502,7 @@ class Session:
             if len(self._kept) >= MAX_KEPT:
                 del self._kept[next(iter(self._kept))]
         self._kept[key] = found
-        return found  # type: ignore[no-any-return]  # stored under its key by this method only
+        return cast(K, found)  # stored under its key by this method only, so made by `make`
 
     def _touch(self, msg: Message) -> None:
         for follower in self._followers.values():
