@@ -383,11 +383,12 @@ def insert_digest_point(
     session: Session, config: RebuildConfig, msgs: Sequence[Message], reason: str, requested: str | None
 ) -> DigestPoint:
     """`D` for an insert over `msgs` (behavior.md#digest-point): the newest step stays live on an
-    automatic rebuild (D19), and a step waiting for results always does (D20)."""
+    automatic rebuild (D19), and a step waiting for results always does (D20); each can be turned off."""
     return digest_point(
         msgs,
         automatic=reason != "manual",
         keep_newest_step=config.keep_newest_step,
+        keep_pending_step=config.keep_pending_step,
         requested=requested,
         ordering=session.ordering(),
     )

@@ -294,6 +294,10 @@ export interface CheckpointConfig {
    */
   keep_newest_step?: boolean;
   /**
+   * D20: a newest step with a call still waiting for its result is never digested, whatever the rebuild's reason or the host's digestUpTo: it stays live after the boundary. false: it is digested as MiMo does, its calls shown as interrupted (a result that arrives later still brings the step back into the request, reported).
+   */
+  keep_pending_step?: boolean;
+  /**
    * D21: an insert that waited for a checkpoint writer that succeeded places the boundary at the watermark that writer stored. false: at the watermark read before the wait, as MiMo does (D4).
    */
   follow_writer_watermark?: boolean;
