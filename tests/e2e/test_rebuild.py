@@ -219,7 +219,9 @@ async def test_writer_finishing_mid_wait_with_the_reference_setting_keeps_the_ol
 
 async def test_a_step_waiting_for_its_result_with_d20_off_is_digested_as_interrupted(rb: LanguageClient):
     """`checkpoint.keep_pending_step: false` with D19 off too: MiMo's digest of a running call."""
-    reference = {"checkpoint": {**CONFIG["checkpoint"], "keep_pending_step": False, "keep_newest_step": False}}
+    reference = {
+        "checkpoint": {**CONFIG["checkpoint"], "keep_pending_step": False, "keep_newest_step": False}
+    }
     for config, digested in ((CONFIG, "m04"), ({**CONFIG, **reference}, "m05")):
         sid = f"pending-{digested}"
         msgs = history(sid)
@@ -233,7 +235,7 @@ async def test_a_step_waiting_for_its_result_with_d20_off_is_digested_as_interru
             await call(rb, "sidecar/configure", {"config": CONFIG})
         assert res["outcome"] == "rebuilt" and res["digestUpTo"] == digested
         body = "\n".join(p["text"] for p in res["message"]["parts"] if p["type"] == "text")
-        interrupted = "- bash(command=\"npm run lint\") \u2192 interrupted" in body
+        interrupted = '- bash(command="npm run lint") \u2192 interrupted' in body
         assert interrupted == (digested == "m05"), body
         assert res["message"]["parts"][0].get("interruptedCalls", []) == (["c4"] if interrupted else [])
 

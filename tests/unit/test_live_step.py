@@ -340,7 +340,9 @@ def test_the_reference_settings_digest_a_waiting_step_as_interrupted(memory: Mem
     assert res.message is not None and res.message["parts"][0]["interruptedCalls"] == waiting
     # the same session with the default settings keeps the step live and records nothing as interrupted
     default = rebuild(opened(msgs), memory)
-    assert default.digest_up_to != msgs[-1].id and texts.DIGEST_INTERRUPTED_SUFFIX not in boundary_text(default)
+    assert default.digest_up_to != msgs[-1].id and texts.DIGEST_INTERRUPTED_SUFFIX not in boundary_text(
+        default
+    )
 
 
 def test_an_inline_part_still_running_stays_live_until_it_completes(memory: MemoryRoot) -> None:
