@@ -2075,7 +2075,7 @@ export interface SyncParams {
     [k: string]: string | undefined;
   } | null;
   /**
-   * Replaces the session's `toolPointers` when present; applies to the next rebuild and request (a boundary keeps the wording it was rendered with).
+   * Replaces the session's `toolPointers` when present; `null` removes them (the texts name MiMo's tools again, as without a declaration). Applies to the next rebuild and request (a boundary keeps the wording it was rendered with).
    */
   toolPointers?: ToolPointers | null;
 }

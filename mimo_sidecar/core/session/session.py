@@ -78,6 +78,9 @@ class SyncBatch:
     actors: list[Json] | None = None
     tool_name_map: dict[str, str] | None = None  # replaces the session's map when present
     tool_pointers: ToolPointers | None = None  # replaces the session's declaration when present
+    # Removes the session's declaration (the host sent `toolPointers: null`): the texts go back to
+    # the reference's wording. A separate flag, since None above means "not sent".
+    remove_tool_pointers: bool = False
 
 
 @dataclass
@@ -351,6 +354,8 @@ class Session:
             self.tool_name_map = dict(batch.tool_name_map)
         if batch.tool_pointers is not None:
             self.tool_pointers = batch.tool_pointers
+        elif batch.remove_tool_pointers:
+            self.tool_pointers = None
         self.revision += 1
         return self.revision
 

@@ -27,6 +27,8 @@ def batch_of(params: w.SyncParams) -> SyncBatch:
         actors=params.actors,
         tool_name_map=params.tool_name_map,
         tool_pointers=params.tool_pointers.pointers() if params.tool_pointers is not None else None,
+        # absent keeps the declaration, an explicit null removes it
+        remove_tool_pointers=params.tool_pointers is None and "tool_pointers" in params.model_fields_set,
     )
 
 
