@@ -832,7 +832,7 @@ ARG_PATH = (
     "read: the file, relative to the memory root (sessions/<session>/notes.md) or the absolute path of "
     "a File: line; search: look only in this file."
 )
-ARG_TASK_ID = "get: the task's ID (T1, T1.2, …)."
+ARG_TASK_ID = "get: the task's ID (T1, T1.2, …; a number such as 3 is read as \"3\")."
 
 
 def unknown_tool(name: str, names: list[str]) -> str:

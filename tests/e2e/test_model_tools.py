@@ -356,3 +356,38 @@ def test_the_writers_request_keeps_the_main_loops_prefix_with_the_sidecar_tools(
     assert main["prefix"]["hash"] == writer["prefix"]["hash"] == prepared["prefix"]["hash"]
     without = story.client.request("request/build", {"sessionId": SID, "format": "anthropic"})
     assert without["prefix"]["hash"] != main["prefix"]["hash"]
+
+
+# -- numeric task IDs -------------------------------------------------------------------------------------
+def test_numeric_task_ids_are_kept_as_their_decimal_strings(story: Story) -> None:
+    """A host that numbers its tasks (`{"id": 3}`) opens and syncs them; the ledger, the task tool
+    and the progress folder all name the task "3", and the model may call with `id: 3` too."""
+    sid = "ses_e2e_numeric_tasks"
+    write(story.root / "sessions" / sid / "tasks" / "3" / "progress.md", "# 3\nPROGRESS-OF-THREE\n")
+    tasks = [
+        {"id": 3, "status": "in_progress", "summary": "Parent task", "created_at": 1},
+        {"id": 4, "parent_task_id": 3, "status": "open", "summary": "Child task", "created_at": 2},
+    ]
+    client = story.client
+    client.request("session/open", {"sessionId": sid, "messages": [], "tasks": tasks[:1]})
+    client.request("session/sync", {"sessionId": sid, "tasks": tasks})
+
+    def task(**arguments: Any) -> str:
+        answer = client.request("tools/call", {"sessionId": sid, "name": "task", "arguments": arguments})
+        assert not answer["isError"], story.text(answer)
+        return story.text(answer)
+
+    listed = task(operation="list")
+    assert "- 3 [in_progress] Parent task" in listed and "  - 4 [open] Child task" in listed
+    for given in (3, "3", 3.0):
+        got = task(operation="get", id=given)
+        assert got.startswith("Task 3 [in_progress]: Parent task") and "PROGRESS-OF-THREE" in got
+    assert "subtask of 3" in task(operation="get", id=4)
+    refused = client.request(
+        "tools/call", {"sessionId": sid, "name": "task", "arguments": {"operation": "get", "id": 3.5}}
+    )
+    assert refused["isError"] and "a non-empty string or an integer" in story.text(refused)
+    with pytest.raises(RpcError) as err:
+        client.request("session/sync", {"sessionId": sid, "tasks": [{"id": True, "status": "open"}]})
+    assert err.value.code == -32602 and "tasks.0.id" in str(err.value.data)
+    client.request("session/close", {"sessionId": sid})

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from .. import texts
+from ..session.data_model import task_id_string
 from .answer import ToolRefusal
 
 S = TypeVar("S", bound=str)
@@ -52,6 +53,18 @@ class Arguments:
         value = self.string(key, required=True)
         assert value is not None
         return value
+
+    def required_identifier(self, key: str) -> str:
+        """A required ID the model may write as a JSON integer (`{"id": 3}`): its decimal string."""
+        value = self.values.get(key)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # 3.0 from a model that writes every number as a float
+        if isinstance(value, int) and not isinstance(value, bool):
+            return task_id_string(value)
+        if value is not None and not isinstance(value, str):
+            expected = "a non-empty string or an integer"
+            raise ToolRefusal(texts.argument_type(self._where(), key, expected, value))
+        return self.required_string(key)
 
     def integer(self, key: str, default: int, *, maximum: int | None = None) -> int:
         value = self.values.get(key)
