@@ -25,7 +25,6 @@ from typing import Any
 Json = dict[str, Any]
 
 
-
 @dataclass(slots=True)
 class Text:
     text: str

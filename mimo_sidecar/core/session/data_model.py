@@ -351,7 +351,9 @@ def task_id_string(value: Any) -> Any:
 
 def with_string_ids(task: Json) -> Json:
     """The task with integer IDs as decimal strings: the same dict when it has none (most hosts)."""
-    if not any(isinstance(task.get(key), int) and not isinstance(task.get(key), bool) for key in TASK_ID_KEYS):
+    if not any(
+        isinstance(task.get(key), int) and not isinstance(task.get(key), bool) for key in TASK_ID_KEYS
+    ):
         return task
     return {**task, **{key: task_id_string(task[key]) for key in TASK_ID_KEYS if key in task}}
 
@@ -361,7 +363,9 @@ TASK = Named(
     Obj(
         {
             "id": TASK_ID,
-            "parent_task_id": AnyOf((Str(), Number(integer=True)), "The parent's `id`; an integer as for `id`."),
+            "parent_task_id": AnyOf(
+                (Str(), Number(integer=True)), "The parent's `id`; an integer as for `id`."
+            ),
             "status": Str(description="`open`, `in_progress`, `blocked`, `done`, `abandoned`, or another."),
             "summary": TEXT,
             "created_at": Number(description="Milliseconds since the epoch; the ledger's order."),
