@@ -314,17 +314,8 @@ def compute(
             # A stand-in boundary: the real one differs only in its freshly minted IDs.
             base = base_time(session, stored)
             draft = _boundary(
-                session,
-                memory,
-                rendered,
-                stored,
-                d,
-                base,
-                now_ms,
-                _DRAFT_MINTER,
-                [],
-                msgs=main_view,
-                tail=tail,
+                session, memory, rendered, stored, d, base, now_ms, _DRAFT_MINTER, [],
+                msgs=main_view, tail=tail,
             )
             spared = live_ids(main_view, point)
             sizes, _ = request_sizes(session, draft, base, now_ms, session.tool_name_map, spared)

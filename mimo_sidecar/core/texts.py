@@ -799,9 +799,9 @@ def named_tools_missing(where: str, names: list[str]) -> str:
 # ---------------------------------------------------------------------------------------------
 HISTORY_TOOL_DESCRIPTION = (
     "The conversation's stored history, in full, including what a context rebuild removed from your "
-    'view: tool results shown as "[Old tool result content cleared]", steps summed up in the '
-    '"Recent activity" list, the middle of a long user message elided as "[\u2026 N tokens elided '
-    '\u2026]". operation=around: one stored message by messageID, every part in full, then its '
+    "view: tool results shown as \"[Old tool result content cleared]\", steps summed up in the "
+    "\"Recent activity\" list, the middle of a long user message elided as \"[\u2026 N tokens elided "
+    "\u2026]\". operation=around: one stored message by messageID, every part in full, then its "
     "neighbours (before/after, 2 each by default). operation=search: find query (plain text, any case; "
     "with regex=true an RE2 regular expression) in every stored message; lists message IDs, roles, "
     "times and snippets, newest first. operation=result: one tool call by callID, with its input and "
@@ -809,10 +809,10 @@ HISTORY_TOOL_DESCRIPTION = (
 )
 MEMORY_TOOL_DESCRIPTION = (
     "The session's memory files: its checkpoint.md, notes.md and task progress files, the project's "
-    'and the global MEMORY.md, and the other notes the "Memory keys index" lists. operation=search: '
+    "and the global MEMORY.md, and the other notes the \"Memory keys index\" lists. operation=search: "
     "find query (plain text, any case; with regex=true an RE2 regular expression) in every memory "
     "file, or only in path; lists file, line number and line. operation=read: one file by path "
-    '(relative to the memory root as the Memory keys index lists it, or the absolute path a "File:" '
+    "(relative to the memory root as the Memory keys index lists it, or the absolute path a \"File:\" "
     "line shows), from character offset. A long answer ends with the offset to call again with."
 )
 TASK_TOOL_DESCRIPTION = (
@@ -832,7 +832,7 @@ ARG_PATH = (
     "read: the file, relative to the memory root (sessions/<session>/notes.md) or the absolute path of "
     "a File: line; search: look only in this file."
 )
-ARG_TASK_ID = 'get: the task\'s ID (T1, T1.2, …; a number such as 3 is read as "3").'
+ARG_TASK_ID = "get: the task's ID (T1, T1.2, 3, …)."
 
 
 def unknown_tool(name: str, names: list[str]) -> str:
@@ -995,7 +995,7 @@ def more_hits(remaining: int, next_offset: int) -> str:
 MEMORY_PROBLEMS = {
     "outside-root": (
         "it must name a file under the memory root, by its path relative to the root "
-        '(sessions/<session>/notes.md) or the absolute path a File: line shows; ".." and "." are not '
+        "(sessions/<session>/notes.md) or the absolute path a File: line shows; \"..\" and \".\" are not "
         "allowed"
     ),
     "outside-scope": (

@@ -99,5 +99,6 @@ def drop_leading_low(piece: str) -> str:
 
 
 def fold_ws(text: str) -> str:
-    """Collapse every JS-whitespace run to one space, then JS-trim (first step of `fold`, behavior.md#fold)."""
+    """Collapse every JS-whitespace run to one space, then JS-trim (first step of `fold`, behavior.md#fold).
+    """
     return js_trim(JS_WS_RUN.sub(" ", text))

@@ -25,6 +25,7 @@ from typing import Any
 Json = dict[str, Any]
 
 
+
 @dataclass(slots=True)
 class Text:
     text: str

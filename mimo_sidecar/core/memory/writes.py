@@ -34,7 +34,9 @@ from .files import MemoryRoot
 
 WriteProblem = Literal["no-root", "outside-root", "not-a-directory", "not-a-file", "os-error"]
 NEW_FILE_MODE = 0o666  # before the umask, like any file an editor creates
-TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+TEMP_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{12}\.tmp")  # `_temp_name`'s names, and nothing a host writes
 _WALK_PROBLEMS: dict[str, WriteProblem] = {
     "no-root": "no-root",

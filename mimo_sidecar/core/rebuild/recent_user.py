@@ -91,7 +91,9 @@ def newest_user_ask(newest_first: Iterable[Message]) -> Message | None:
 
 
 # -- truncation ------------------------------------------------------------------------------------
-def truncate_user(text: str, cap: int, message_id: str, marker: Marker = texts.user_elision_marker) -> str:
+def truncate_user(
+    text: str, cap: int, message_id: str, marker: Marker = texts.user_elision_marker
+) -> str:
     """behavior.md#truncate-user `truncateUser`: head 60 % / tail 30 % of the cap with an elision line
     between."""
     total = est(text)

@@ -729,7 +729,8 @@ def _empty(
 
 
 def render(inputs: RenderInputs) -> RenderResult:
-    """behavior.md#render: the rebuild text and its report. Empty text for a non-main agent or the early bail."""
+    """behavior.md#render: the rebuild text and its report. Empty text for a non-main agent or the early bail.
+    """
     if not _is_main(inputs.agent_id):
         return _empty(
             f"agent gate: {inputs.agent_id!r} is not the main agent", bailed=False, caps=inputs.caps

@@ -20,6 +20,7 @@ from .data_types import (
     Bool,
     Choice,
     CreatedMs,
+    Json,
     Kind,
     ListOf,
     Named,
@@ -29,7 +30,6 @@ from .data_types import (
     Str,
     Tagged,
 )
-from .data_types import Json
 
 TEXT = Str()
 NON_EMPTY = Str(min_length=1)

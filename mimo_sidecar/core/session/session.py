@@ -159,7 +159,8 @@ class Session:
         return self._id_mode
 
     def newest_id(self) -> str | None:
-        """The greatest message ID as a plain string: the newest one in ID mode (behavior.md#creation-order)."""
+        """The greatest message ID as a plain string: the newest one in ID mode (behavior.md#creation-order).
+        """
         return max(self._messages, default=None)
 
     def ordering(self) -> Ordering:
