@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from .. import texts
-from ..session.data_model import task_id_string
 from .answer import ToolRefusal
 
 S = TypeVar("S", bound=str)
@@ -60,7 +59,7 @@ class Arguments:
         if isinstance(value, float) and value.is_integer():
             value = int(value)  # 3.0 from a model that writes every number as a float
         if isinstance(value, int) and not isinstance(value, bool):
-            return task_id_string(value)
+            return str(value)  # the decimal string, as core.session.data_model.task_id_string keeps it
         if value is not None and not isinstance(value, str):
             expected = "a non-empty string or an integer"
             raise ToolRefusal(texts.argument_type(self._where(), key, expected, value))
