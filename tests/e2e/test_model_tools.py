@@ -13,7 +13,9 @@ that lack what its text names is reported in every format.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -391,3 +393,29 @@ def test_numeric_task_ids_are_kept_as_their_decimal_strings(story: Story) -> Non
         client.request("session/sync", {"sessionId": sid, "tasks": [{"id": True, "status": "open"}]})
     assert err.value.code == -32602 and "tasks.0.id" in str(err.value.data)
     client.request("session/close", {"sessionId": sid})
+
+
+# -- memory paths relative to the root (behavior.md#d23) ------------------------------------------------
+def test_the_paths_the_boundary_prints_read_through_the_memory_tool(story: Story) -> None:
+    """Every `File:` line's path, copied as printed, reads that file through `tools/call`; no text
+    the model gets shows the memory root; an absolute path is refused with the key to use."""
+    body = boundary_text(story.inserted[1])
+    shown = re.findall(r"^File: (.+)$", body, re.MULTILINE)
+    assert f"sessions/{SID}/checkpoint.md" in shown and f"sessions/{SID}/notes.md" in shown
+    for path in shown:
+        answer = story.call(PREFIX + "memory", operation="read", path=path)
+        assert not answer["isError"], story.text(answer)
+        heading, first_page = story.text(answer).split("\n", 1)
+        assert heading.startswith(f"File {path}, characters 0\u2013")
+        assert (story.root / path).read_text(encoding="utf-8").startswith(first_page.rsplit("\n[", 1)[0])
+    assert str(story.root) not in body
+    built = story.client.request("request/build", {"sessionId": SID, "format": "anthropic"})
+    assert str(story.root) not in json.dumps(built)  # the per-turn reminder too
+    assert f"Session memory lives in sessions/{SID} (paths relative to the memory root)" in json.dumps(built)
+    prepared = story.client.request("checkpoint/prepare", {"sessionId": SID, "format": "anthropic"})
+    assert f"sessions/{SID}/checkpoint.md (relative to the memory root)" in json.dumps(prepared)
+    assert str(story.root) not in json.dumps(prepared["messages"])
+    story.client.request("checkpoint/writerFinished", {"sessionId": SID, "outcome": "failure"})
+    absolute = str(story.root / shown[0])
+    refused = story.call(PREFIX + "memory", operation="read", path=absolute)
+    assert refused["isError"] and story.text(refused).endswith(f'Call again with path="{shown[0]}".')
