@@ -28,8 +28,10 @@ Accounting: every non-blank line is a record, imported (part of a message) or co
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from pydantic.alias_generators import to_camel
 
 from ..core import texts
 from . import aider_edits
@@ -165,15 +167,8 @@ class SessionSummary:
     has_exchange: bool  # a user ask, and a reply of the model's after it
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "index": self.index,
-            "sessionId": self.session_id,
-            "started": self.started,
-            "firstAsk": self.first_ask,
-            "messages": self.messages,
-            "characters": self.characters,
-            "hasExchange": self.has_exchange,
-        }
+        """The JSON `inspect --list-sessions --json` prints: the fields, camelCase."""
+        return {to_camel(key): value for key, value in asdict(self).items()}
 
 
 ASK_EXCERPT_CHARS = 60
