@@ -557,7 +557,9 @@ def _boundary(
         digest_up_to=digest_up_to,
         has_activity=rendered.has_activity,
         rendered_text=rendered.text,
-        index_text=_or_empty(lambda: render_index(memory, session.session_id), warnings, "checkpoint index"),
+        index_text=_or_empty(
+            lambda: render_index(memory, session.session_id, pointers), warnings, "checkpoint index"
+        ),
         actors_text=actors_text,
         agent=agent or _last_user_field(msgs, "agent"),
         model=model or _last_user_field(msgs, "model"),
@@ -717,8 +719,9 @@ def build(
     reminder: str | None = None
     reminder_names: tuple[str, ...] = ()
     if memory_reminder and is_main and has_memory_artifacts(session, memory, config, now_ms):
-        made = PointerTexts(session.tool_pointers).memory_reminder(
-            memory.session_dir(session.session_id),
+        pointers = PointerTexts(session.tool_pointers)
+        made = pointers.memory_reminder(
+            pointers.memory_path(memory.session_dir(session.session_id), memory.relative),
             memory.root,
             shell_style=shell_style,
             has_actor_tool=has_actor_tool,

@@ -1519,10 +1519,10 @@ export interface OpenParams {
  */
 export interface Task {
   /**
-   * `T1`, `T2`, …; children `T1.1`, …
+   * `T1`, `T2`, …; children `T1.1`, …; an integer is kept as its decimal string (`3` as `'3'`).
    */
-  id: string;
-  parent_task_id?: string | null;
+  id: string | number;
+  parent_task_id?: (string | number) | null;
   /**
    * `open`, `in_progress`, `blocked`, `done`, `abandoned`, or another.
    */

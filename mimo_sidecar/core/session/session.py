@@ -20,6 +20,7 @@ from .. import texts
 from ..errors import DomainError, ErrorCode, FieldPath
 from ..tool_pointers import ToolPointers
 from ..words import MAIN_AGENT, WriterOutcome
+from .data_model import with_string_ids
 from .message import Json, Message, created_problem
 from .ordering import Ordering, is_mimo_v2_message_id
 
@@ -347,7 +348,7 @@ class Session:
         for mid in batch.remove_messages:
             self._remove_message(mid)
         if batch.tasks is not None:
-            self.tasks = list(batch.tasks)
+            self.tasks = [with_string_ids(task) for task in batch.tasks]
         if batch.actors is not None:
             self.actors = list(batch.actors)
         if batch.tool_name_map is not None:
