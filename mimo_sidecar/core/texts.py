@@ -156,7 +156,7 @@ UNKNOWN_TOPIC = "(unknown)"
 
 
 def index_directory_line(session_dir_with_sep: str, root_relative: bool = False) -> str:
-    if root_relative:  # behavior.md#d23
+    if root_relative:  # behavior.md#d22
         return f"Session memory directory (relative to the memory root): {session_dir_with_sep}"
     return f"Session memory directory: {session_dir_with_sep}"
 
@@ -772,7 +772,7 @@ def read_with_host(tool: str, path: str) -> str:
 
 def pointer_memory_reminder(session_dir: str, usages: list[str], root_relative: bool = False) -> str:
     """The per-turn memory reminder (behavior.md#memory-reminder) with the usages the model's tools
-    serve (at least one); `root_relative`: `session_dir` is relative to the memory root (D23)."""
+    serve (at least one); `root_relative`: `session_dir` is relative to the memory root (D22)."""
     where = f"{session_dir} (paths relative to the memory root)" if root_relative else session_dir
     return "\n".join(
         [
@@ -1018,7 +1018,7 @@ def memory_refused(key: str, problem: str) -> str:
 
 
 def memory_absolute_path(key: str, relative: str) -> str:
-    """An absolute path inside the memory root given to the memory tool (behavior.md#d23)."""
+    """An absolute path inside the memory root given to the memory tool (behavior.md#d22)."""
     return (
         f"{key!r} is an absolute path: the memory tool takes paths relative to the memory root, as the "
         f"File: lines and the Memory keys index show them. Call again with path={json.dumps(relative)}."

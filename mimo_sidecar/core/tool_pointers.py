@@ -103,7 +103,7 @@ class PointerTexts:
 
     @property
     def root_relative(self) -> bool:
-        """Whether the texts show memory paths relative to the memory root (behavior.md#d23): when
+        """Whether the texts show memory paths relative to the memory root (behavior.md#d22): when
         the model reads and searches memory only through the sidecar's memory tool, which takes
         such paths and no other. A host's own reader, grep or memory tool takes the absolute path,
         as the reference's texts show it."""

@@ -63,7 +63,7 @@ def prepare(
     if settings.config.memory_disable_write:
         raise write_failed(path, "memory-write-off")  # its commit could not be written: no model call
     current, warnings = _current_checkpoint(memory, path)
-    pointers = PointerTexts(session.tool_pointers)  # the writer sees paths as the main loop does (D23)
+    pointers = PointerTexts(session.tool_pointers)  # the writer sees paths as the main loop does (D22)
     instructions = writer_instructions(
         current,
         settings.config.push_caps,

@@ -395,7 +395,7 @@ def test_numeric_task_ids_are_kept_as_their_decimal_strings(story: Story) -> Non
     client.request("session/close", {"sessionId": sid})
 
 
-# -- memory paths relative to the root (behavior.md#d23) ------------------------------------------------
+# -- memory paths relative to the root (behavior.md#d22) ------------------------------------------------
 def test_the_paths_the_boundary_prints_read_through_the_memory_tool(story: Story) -> None:
     """Every `File:` line's path, copied as printed, reads that file through `tools/call`; no text
     the model gets shows the memory root; an absolute path is refused with the key to use."""

@@ -246,7 +246,7 @@ def test_memory_read_pages_a_file_from_an_offset(session: Session, root: MemoryR
 def test_an_absolute_path_inside_the_root_is_refused_with_the_key_to_use(
     session: Session, root: MemoryRoot
 ) -> None:
-    """behavior.md#d23: the tool takes root-relative paths only, and says which one was meant."""
+    """behavior.md#d22: the tool takes root-relative paths only, and says which one was meant."""
     for arguments in (
         {"operation": "read", "path": root.notes_path(SID)},
         {"operation": "search", "query": "needle", "path": root.notes_path(SID)},

@@ -183,7 +183,7 @@ def test_sidecar_pointers_name_every_kind_of_text(tmp_path: Path) -> None:
     assert 'mimo_memory(operation="search", path="<that path>", query="<keyword>")' in body.split("\n", 1)[0]
     assert 'fetch the full text with mimo_history(operation="around", messageID="u1")' in body
     assert '\u2026 ledger truncated; mimo_task(operation="list") lists all' in body
-    notes = f"sessions/{SID}/notes.md"  # relative to the memory root, as the memory tool takes it (D23)
+    notes = f"sessions/{SID}/notes.md"  # relative to the memory root, as the memory tool takes it (D22)
     assert re.search(rf'mimo_memory\(operation="read", path="{re.escape(notes)}", offset=\d+\)', body)
     assert f"\nFile: {notes}\n" in body and f"\nFile: sessions/{SID}/checkpoint.md\n" in body
     assert f"Session memory directory (relative to the memory root): sessions/{SID}/" in body

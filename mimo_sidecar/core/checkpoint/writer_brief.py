@@ -138,7 +138,7 @@ def writer_instructions(
 
     `current` is the text of `checkpoint.md` as it is now (None or "" when there is none; the bare
     template counts as none). `checkpoint_path` is the file's path as the session's texts show it:
-    absolute, or relative to the memory root (`root_relative`, behavior.md#d23); `watermark_id` the
+    absolute, or relative to the memory root (`root_relative`, behavior.md#d22); `watermark_id` the
     ID of the last message the writer sees (the in-flight writer's watermark). Only
     `caps.checkpoint` is read. Deterministic: the same arguments give the same string.
     """

@@ -45,7 +45,7 @@ Problem = Literal[
     "invalid-utf8",
     "symlink",
     "outside-scope",
-    "absolute",  # an absolute path inside the root: keys are relative to it (behavior.md#d23)
+    "absolute",  # an absolute path inside the root: keys are relative to it (behavior.md#d22)
 ]
 
 
@@ -318,7 +318,7 @@ class MemoryRoot:
     def key_problem(self, key: str, session_id: str, project_id: str | None) -> tuple[str, Problem | None]:
         """The path a model names a memory file by (`key`), checked: `(path under the root, None)`,
         or `(key, problem)`. A key is relative to the root (`sessions/<sid>/notes.md`), as every text
-        the model reads shows it (behavior.md#d23). Refused: an absolute path (`absolute` when it
+        the model reads shows it (behavior.md#d22). Refused: an absolute path (`absolute` when it
         lies under the root, so that the model can be told the key it meant; else `outside-root`),
         any `..` or `.` component (`outside-root`), a key outside the session's scopes
         (`outside-scope`), a symbolic link on the way (`symlink`).

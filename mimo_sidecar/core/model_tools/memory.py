@@ -3,7 +3,7 @@ root, searched and read through the memory root's confinement (`core.memory.file
 
 A file is named by its key, the path relative to the memory root that the "Memory keys index"
 lists and the boundary's `File:` lines show when the model has this tool (`sessions/<sid>/notes.md`,
-behavior.md#d23). Refused, with the reason: an absolute path (one under the root is answered with
+behavior.md#d22). Refused, with the reason: an absolute path (one under the root is answered with
 the key to call again with), `..`, a symbolic link anywhere on the way, a file of another session
 or project, anything that is not a regular text file.
 """

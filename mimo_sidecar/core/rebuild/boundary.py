@@ -103,7 +103,7 @@ def classify(msgs: Sequence[Message]) -> LastMessageInfo | None:
 # =============================================================================================
 def render_index(memory: MemoryRoot, session_id: str, pointers: PointerTexts = REFERENCE_TEXTS) -> str:
     """Five lines: `## Checkpoint`, "", the session directory + separator (relative to the memory
-    root when the texts show such paths, D23), "", the topic line."""
+    root when the texts show such paths, D22), "", the topic line."""
     path = memory.checkpoint_path(session_id)
     if not memory.exists(path):
         return texts.NO_CHECKPOINT_INDEX

@@ -779,7 +779,7 @@ def render(inputs: RenderInputs) -> RenderResult:
 
 
 def _session_dir(inputs: RenderInputs) -> str:
-    """The session memory directory as the texts show it (relative to the root, D23, or absolute)."""
+    """The session memory directory as the texts show it (relative to the root, D22, or absolute)."""
     try:
         memory = inputs.memory
         return inputs.pointers.memory_path(memory.session_dir(inputs.session_id), memory.relative)
