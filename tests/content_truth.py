@@ -194,19 +194,43 @@ def _thought(thought: Json) -> str:
     return f"**{subject}** {description}".strip() if subject else description
 
 
-def aider_facts(path: Path) -> Facts:
-    """Aider chat history: no call IDs and no reasoning; the newest session's last `#### ` lines
-    are the newest ask."""
-    session = path.read_text(encoding="utf-8").split("# aider chat started at")[-1]
-    asks, current = [], []
-    for line in session.splitlines():
+AIDER_ASK_COMMANDS = ("/ask", "/code", "/architect", "/context", "/help")
+AIDER_CONFIRM = re.compile(r"\? \(Y\)es/\(N\)o.*\[[^\]]*\]: ?\S*\s*$")
+
+
+def aider_exchange_asks(session: str) -> list[str]:
+    """The asks of one Aider session (its `#### ` runs that are neither commands nor answers to
+    Aider's prompts) that a reply of the model's (a line that is neither `#### ` nor `> `) follows."""
+    asks: list[str] = []
+    current: list[str] = []
+    answered: list[bool] = []
+    for line in session.splitlines()[1:]:
         if line.startswith("#### "):
-            current.append(line[5:])
-        elif current:
-            asks.append("\n".join(current))
+            current.append(line[5:].removesuffix("  "))
+            continue
+        if current:
+            typed = "\n".join(current)
+            command, _, rest = typed.partition(" ")
+            if command in AIDER_ASK_COMMANDS and rest.strip():
+                typed = rest  # `/ask why?` sends the question
+            if not typed.startswith("/") and not AIDER_CONFIRM.search(typed) and typed != "<blank>":
+                asks.append(typed)
+                answered.append(False)
             current = []
-    asks += ["\n".join(current)] if current else []
-    return Facts(newest_ask=asks[-1] if asks else None)
+        if line.strip() and not line.startswith(">") and asks:
+            answered[-1] = True
+    return [ask for ask, done in zip(asks, answered, strict=True) if done]
+
+
+def aider_facts(path: Path) -> Facts:
+    """Aider chat history: no call IDs and no reasoning; the newest ask of the newest session that
+    holds an exchange (an ask the model answered) is the newest ask."""
+    sessions = path.read_text(encoding="utf-8").split("# aider chat started at")[1:]
+    for session in reversed(sessions):
+        asks = aider_exchange_asks(session)
+        if asks:
+            return Facts(newest_ask=asks[-1])
+    return Facts(newest_ask=None)
 
 
 FACTS_OF_FOLDER: dict[str, Callable[[Path], Facts]] = {

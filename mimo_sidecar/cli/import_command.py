@@ -1,4 +1,5 @@
 """`mimo-sidecar import FILE [--format F] [--output OUT]`: a transcript as `session/open` params.
+`--list-sessions` lists the sessions of an Aider history instead, `--session N` imports one of them.
 
 The params go to stdout (or OUT) as JSON; the import report goes to stderr as a short table. A file
 that cannot be imported gives one line on stderr naming the file and the line, and exit code 2.
@@ -13,7 +14,15 @@ from pathlib import Path
 import orjson
 
 from ..importers import FORMATS, ImportResult, TranscriptError, import_transcript
-from .oneshot import EXIT_BAD_INPUT, EXIT_OK, add_source_arguments, fail, run_guarded, write_stdout
+from .oneshot import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    add_source_arguments,
+    fail,
+    print_sessions,
+    run_guarded,
+    write_stdout,
+)
 
 PROG = "mimo-sidecar import"
 
@@ -37,6 +46,8 @@ def main(argv: list[str]) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    if args.list_sessions:
+        return print_sessions(args)
     result = import_transcript(
         args.file, args.format, session=args.session, tolerate_bad_lines=args.skip_bad_lines
     )

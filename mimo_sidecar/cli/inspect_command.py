@@ -16,7 +16,7 @@ import orjson
 from ..importers import FORMATS, TranscriptError
 from ..inspection.run import DEFAULT_WINDOW, InspectError, Inspection, inspect_source
 from ..inspection.source import SESSION_OPEN, read_source
-from .oneshot import EXIT_OK, add_source_arguments, release_stdout, run_guarded, write_stdout
+from .oneshot import EXIT_OK, add_source_arguments, print_sessions, release_stdout, run_guarded, write_stdout
 
 PROG = "mimo-sidecar inspect"
 
@@ -85,6 +85,8 @@ def main(argv: list[str]) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
+    if args.list_sessions:
+        return print_sessions(args, as_json=args.json)
     source = read_source(args.file, args.format, session=args.session, tolerate_bad_lines=args.skip_bad_lines)
     inspection = inspect_source(
         source,

@@ -1,5 +1,6 @@
 """What the one-shot commands (`import`, `inspect`) share: the arguments that pick the source,
-stdout that tolerates a reader leaving early, and the one-line error every bad input gets."""
+the session list of a history, stdout that tolerates a reader leaving early, and the one-line error
+every bad input gets."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+
+import orjson
+
+from ..importers import SessionSummary, list_sessions
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1  # a bug, not bad input
@@ -19,12 +24,52 @@ def add_source_arguments(parser: argparse.ArgumentParser, formats: Sequence[str]
     parser.add_argument(
         "--format", choices=formats, help="source format (default: detected from the content)"
     )
-    parser.add_argument("--session", metavar="ID", help="the session to read when the source holds several")
+    parser.add_argument(
+        "--session",
+        metavar="ID",
+        help="the session to read when the source holds several (an Aider history: also its number, "
+        "as --list-sessions shows it; default: the newest one with an exchange)",
+    )
+    parser.add_argument(
+        "--list-sessions",
+        action="store_true",
+        help="list the sessions of an Aider history (number, start, first ask, size, whether it holds "
+        "an exchange) and exit",
+    )
     parser.add_argument(
         "--skip-bad-lines",
         action="store_true",
         help="skip (and count) unreadable JSONL lines or storage files instead of stopping at the first",
     )
+
+
+def print_sessions(args: argparse.Namespace, *, as_json: bool = False) -> int:
+    """`--list-sessions`: the source's sessions on stdout, a table (or a JSON array), oldest first."""
+    sessions = list_sessions(args.file, args.format)
+    if as_json:
+        payload = orjson.dumps([s.as_dict() for s in sessions], option=orjson.OPT_INDENT_2)
+    else:
+        payload = sessions_table(sessions).encode("utf-8")
+    write_stdout(payload + b"\n")
+    return EXIT_OK
+
+
+def sessions_table(sessions: Sequence[SessionSummary]) -> str:
+    header = ("#", "started", "messages", "characters", "exchange", "first ask")
+    rows = [
+        (str(s.index), s.started, str(s.messages), str(s.characters), "yes" if s.has_exchange else "no")
+        for s in sessions
+    ]
+    asks = [s.first_ask or "-" for s in sessions]
+    widths = [max(len(row[i]) for row in [header[:-1], *rows]) for i in range(len(header) - 1)]
+    right = {0, 2, 3}  # numbers right-aligned
+
+    def line(cells: tuple[str, ...], ask: str) -> str:
+        padded = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(cells)]
+        return "  ".join([*padded, ask])
+
+    lines = [line(header[:-1], header[-1])] + [line(row, ask) for row, ask in zip(rows, asks, strict=True)]
+    return "\n".join(lines)
 
 
 def write_stdout(payload: bytes) -> None:

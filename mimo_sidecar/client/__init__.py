@@ -2,7 +2,8 @@
 
 - `Sidecar` (`client.sync`) and `AsyncSidecar` (`client.aio`): typed, one method per protocol
   method, the wire models in and out, notifications as typed callbacks (`Notifications`), and
-  timeouts that follow the sidecar's own waits (`Timeouts`).
+  timeouts that follow the sidecar's own waits (`Timeouts`); a blocking call is cancelled from
+  another thread with a `CancelToken` (`client.cancellation`).
 - `SidecarClient` (`client.connection`): the JSON connection under the sync client, with plain
   dicts; the demo and the benchmarks use it directly.
 
@@ -10,6 +11,7 @@ Neither imports pygls.
 """
 
 from .aio import AsyncSidecar
+from .cancellation import CancelToken, RequestCancelled
 from .connection import Answer, Prepared, RequestFuture, Response, SidecarClient
 from .errors import RpcError, RpcTimeout, SidecarClosed
 from .notifications import Notifications
@@ -20,9 +22,11 @@ from .wire_json import to_wire
 __all__ = [
     "Answer",
     "AsyncSidecar",
+    "CancelToken",
     "Notifications",
     "Prepared",
     "RequestFuture",
+    "RequestCancelled",
     "Response",
     "RpcError",
     "RpcTimeout",

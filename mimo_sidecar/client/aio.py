@@ -330,7 +330,8 @@ class AsyncSidecar:
             else:
                 self._run(self.notifications.deliver(message["method"], message.get("params")))
             return
-        answer = self._pending.get(message.get("id"))  # type: ignore[arg-type]
+        msg_id = message.get("id")
+        answer = self._pending.get(msg_id) if isinstance(msg_id, int) else None
         if answer is None or answer.done():
             return
         if message.get("error") is not None:

@@ -155,9 +155,12 @@ class SidecarClient:
 
     def send(self, prepared: Prepared, timeout: float | None = DEFAULT_TIMEOUT_S) -> Response:
         """Send a prepared request and wait for its response; raises RpcError on an error reply."""
-        fut = self.send_async(prepared)
+        return self.wait(prepared, self.send_async(prepared), timeout)
+
+    def wait(self, prepared: Prepared, pending: Future[Response], timeout: float | None) -> Response:
+        """The response `pending` (from `send_async(prepared)`) settles with, within `timeout`."""
         try:
-            return fut.result(timeout)
+            return pending.result(timeout)
         except FutureTimeout:
             raise RpcTimeout(f"no response to {prepared.method} within {timeout} s") from None
 

@@ -53,6 +53,10 @@ class RebuildConfig:
     # D19: an automatic rebuild whose list ends in a step that called tools leaves that step live
     # after the boundary (`checkpoint.keep_newest_step`); False digests it with the tail, as MiMo.
     keep_newest_step: bool = True
+    # D20: a newest step with a call still waiting for its result is never digested, whatever the
+    # reason or the host's `digestUpTo` (`checkpoint.keep_pending_step`); False digests it as MiMo
+    # does, its calls `→ interrupted` (a result that arrives later still brings the step back).
+    keep_pending_step: bool = True
     # D21: an insert that waited for a writer that succeeded places its boundary at the watermark
     # that writer stored (`checkpoint.follow_writer_watermark`); False keeps the one read before
     # the wait, as MiMo (D4).

@@ -391,11 +391,12 @@ def insert_digest_point(
     session: Session, config: RebuildConfig, msgs: Sequence[Message], reason: str, requested: str | None
 ) -> DigestPoint:
     """`D` for an insert over `msgs` (behavior.md#digest-point): the newest step stays live on an
-    automatic rebuild (D19), and a step waiting for results always does (D20)."""
+    automatic rebuild (D19), and a step waiting for results always does (D20); each can be turned off."""
     return digest_point(
         msgs,
         automatic=reason != "manual",
         keep_newest_step=config.keep_newest_step,
+        keep_pending_step=config.keep_pending_step,
         requested=requested,
         ordering=session.ordering(),
     )
@@ -564,7 +565,9 @@ def _boundary(
         digest_up_to=digest_up_to,
         has_activity=rendered.has_activity,
         rendered_text=rendered.text,
-        index_text=_or_empty(lambda: render_index(memory, session.session_id), warnings, "checkpoint index"),
+        index_text=_or_empty(
+            lambda: render_index(memory, session.session_id, pointers), warnings, "checkpoint index"
+        ),
         actors_text=actors_text,
         agent=agent or _last_user_field(msgs, "agent"),
         model=model or _last_user_field(msgs, "model"),
@@ -724,8 +727,9 @@ def build(
     reminder: str | None = None
     reminder_names: tuple[str, ...] = ()
     if memory_reminder and is_main and has_memory_artifacts(session, memory, config, now_ms):
-        made = PointerTexts(session.tool_pointers).memory_reminder(
-            memory.session_dir(session.session_id),
+        pointers = PointerTexts(session.tool_pointers)
+        made = pointers.memory_reminder(
+            pointers.memory_path(memory.session_dir(session.session_id), memory.relative),
             memory.root,
             shell_style=shell_style,
             has_actor_tool=has_actor_tool,

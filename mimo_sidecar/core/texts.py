@@ -155,7 +155,9 @@ NO_CHECKPOINT_INDEX = "No checkpoints have been written for this session yet."
 UNKNOWN_TOPIC = "(unknown)"
 
 
-def index_directory_line(session_dir_with_sep: str) -> str:
+def index_directory_line(session_dir_with_sep: str, root_relative: bool = False) -> str:
+    if root_relative:  # behavior.md#d22
+        return f"Session memory directory (relative to the memory root): {session_dir_with_sep}"
     return f"Session memory directory: {session_dir_with_sep}"
 
 
@@ -768,13 +770,14 @@ def read_with_host(tool: str, path: str) -> str:
     return f"{host_tool(tool)} on {path}"
 
 
-def pointer_memory_reminder(session_dir: str, usages: list[str]) -> str:
+def pointer_memory_reminder(session_dir: str, usages: list[str], root_relative: bool = False) -> str:
     """The per-turn memory reminder (behavior.md#memory-reminder) with the usages the model's tools
-    serve (at least one)."""
+    serve (at least one); `root_relative`: `session_dir` is relative to the memory root (D22)."""
+    where = f"{session_dir} (paths relative to the memory root)" if root_relative else session_dir
     return "\n".join(
         [
             "<system-reminder>",
-            f"Session memory lives in {session_dir}; anything missing from the current context can be "
+            f"Session memory lives in {where}; anything missing from the current context can be "
             "looked up with:",
             *("  " + usage for usage in usages),
             "",
@@ -811,9 +814,9 @@ MEMORY_TOOL_DESCRIPTION = (
     "The session's memory files: its checkpoint.md, notes.md and task progress files, the project's "
     "and the global MEMORY.md, and the other notes the \"Memory keys index\" lists. operation=search: "
     "find query (plain text, any case; with regex=true an RE2 regular expression) in every memory "
-    "file, or only in path; lists file, line number and line. operation=read: one file by path "
-    "(relative to the memory root as the Memory keys index lists it, or the absolute path a \"File:\" "
-    "line shows), from character offset. A long answer ends with the offset to call again with."
+    "file, or only in path; lists file, line number and line. operation=read: one file by path, "
+    "relative to the memory root as the \"File:\" lines and the Memory keys index show it (never an "
+    "absolute path), from character offset. A long answer ends with the offset to call again with."
 )
 TASK_TOOL_DESCRIPTION = (
     "The session's task ledger. operation=list: every task with its ID, status and summary, subtasks "
@@ -829,10 +832,10 @@ ARG_BEFORE = "around: how many earlier messages of its agent to show too (defaul
 ARG_AFTER = "around: how many later messages of its agent to show too (default 2, at most 20)."
 ARG_CALL_ID = "result: the ID of the tool call, as the context writes it."
 ARG_PATH = (
-    "read: the file, relative to the memory root (sessions/<session>/notes.md) or the absolute path of "
-    "a File: line; search: look only in this file."
+    "read: the file, by its path relative to the memory root (sessions/<session>/notes.md), as File: "
+    "lines show it; search: look only in this file."
 )
-ARG_TASK_ID = "get: the task's ID (T1, T1.2, …)."
+ARG_TASK_ID = "get: the task's ID (T1, T1.2, 3, …)."
 
 
 def unknown_tool(name: str, names: list[str]) -> str:
@@ -994,9 +997,8 @@ def more_hits(remaining: int, next_offset: int) -> str:
 
 MEMORY_PROBLEMS = {
     "outside-root": (
-        "it must name a file under the memory root, by its path relative to the root "
-        "(sessions/<session>/notes.md) or the absolute path a File: line shows; \"..\" and \".\" are not "
-        "allowed"
+        "it must name a file under the memory root by its path relative to the root "
+        "(sessions/<session>/notes.md), not an absolute path; \"..\" and \".\" are not allowed"
     ),
     "outside-scope": (
         "it is not a memory file of this session: those are under sessions/<this session>/, "
@@ -1013,6 +1015,14 @@ MEMORY_PROBLEMS = {
 
 def memory_refused(key: str, problem: str) -> str:
     return f"{key!r} cannot be read: {MEMORY_PROBLEMS.get(problem, problem)}."
+
+
+def memory_absolute_path(key: str, relative: str) -> str:
+    """An absolute path inside the memory root given to the memory tool (behavior.md#d22)."""
+    return (
+        f"{key!r} is an absolute path: the memory tool takes paths relative to the memory root, as the "
+        f"File: lines and the Memory keys index show them. Call again with path={json.dumps(relative)}."
+    )
 
 
 def memory_unreadable(key: str, reason: str) -> str:

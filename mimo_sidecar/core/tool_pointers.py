@@ -15,7 +15,7 @@ rebuild can record what its boundary names and a request can be checked against 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -100,6 +100,26 @@ class PointerTexts:
     @property
     def reference(self) -> bool:
         return self.pointers is None
+
+    @property
+    def root_relative(self) -> bool:
+        """Whether the texts show memory paths relative to the memory root (behavior.md#d22): when
+        the model reads and searches memory only through the sidecar's memory tool, which takes
+        such paths and no other. A host's own reader, grep or memory tool takes the absolute path,
+        as the reference's texts show it."""
+        p = self.pointers
+        return (
+            p is not None
+            and p.read is None
+            and p.grep is None
+            and p.memory is None
+            and p.sidecar("memory") is not None
+        )
+
+    def memory_path(self, path: str, relative: Callable[[str], str]) -> str:
+        """A memory file's (or directory's) absolute `path` as the texts show it; `relative` is the
+        memory root's `relative`."""
+        return relative(path) if self.root_relative else path
 
     # -- ways to do things, the host's own tool first -------------------------------------------
     def _reader(self) -> _Reader | None:
@@ -253,7 +273,8 @@ class PointerTexts:
         if not usages:
             return None
         names = tuple(dict.fromkeys(w.tool for w in usages))
-        return texts.pointer_memory_reminder(session_dir, [w.text for w in usages]), names
+        text = texts.pointer_memory_reminder(session_dir, [w.text for w in usages], self.root_relative)
+        return text, names
 
     # -- what each kind of text names ---------------------------------------------------------------
     def names(self, kind: TextKind, session_dir: str = "") -> tuple[str, ...]:

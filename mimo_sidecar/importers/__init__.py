@@ -9,7 +9,7 @@ Formats (`FORMATS`): `claude-code` (session JSONL with its subagent files), `cod
 rollout JSONL), `opencode` (`opencode export` JSON, or the on-disk `storage/` layout), `cline`
 (`api_conversation_history.json`), `gemini` (Gemini CLI's saved chat, JSONL recording, `/chat save`
 checkpoint or headless stream-json), `aider` (`.aider.chat.history.md`). `detect_format` picks one
-from the content when none is given.
+from the content when none is given. `list_sessions` lists the sessions of an Aider history.
 
 Pure library: no pygls, no asyncio, no output of its own. Errors: `TranscriptError` only, naming
 the file and the line (or JSON path). Mapping rules per format: docs/importers.md.
@@ -17,7 +17,8 @@ the file and the line (or JSON path). Mapping rules per format: docs/importers.m
 
 from __future__ import annotations
 
-from .api import FORMATS, ImportResult, import_transcript
+from .aider import SessionSummary
+from .api import FORMATS, ImportResult, import_transcript, list_sessions
 from .asks import newest_user_ask
 from .detect import detect_format
 from .errors import TranscriptError
@@ -27,8 +28,10 @@ __all__ = [
     "FORMATS",
     "ImportReport",
     "ImportResult",
+    "SessionSummary",
     "TranscriptError",
     "detect_format",
     "import_transcript",
+    "list_sessions",
     "newest_user_ask",
 ]

@@ -3,7 +3,10 @@
 What Aider writes (docs/importers.md, "Aider", has the full table):
 
 - `# aider chat started at YYYY-MM-DD HH:MM:SS` opens a session; one file holds every session run
-  in the project. The newest is imported, or the one `--session` names (its ID or its start time).
+  in the project. The newest session with an exchange (an ask of the user's and a reply of the
+  model's) is imported, and the report's notes say which one; `--session` picks another by its
+  number (1 the oldest, as `survey` lists them), its ID or its start time. A session of commands
+  alone (`/add`, `/commit`) is common at the end of a file: a user opened Aider and left.
 - `#### ` lines are what the user typed (one line each, ending in Markdown's two-space line break).
   Answers Aider gave a prompt on the user's behalf, and Aider's own commands (`/add`, `/drop`...),
   are not sent to the model and are counted; `/ask`, `/code`, `/architect`, `/context` and `/help`
@@ -25,8 +28,10 @@ Accounting: every non-blank line is a record, imported (part of a message) or co
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from pydantic.alias_generators import to_camel
 
 from ..core import texts
 from . import aider_edits
@@ -85,6 +90,7 @@ class Session:
     session_id: str
     started: str
     lines: list[Line] = field(default_factory=list)
+    characters: int = 0  # of its lines as the file holds them, from its header on
 
     @property
     def records(self) -> int:
@@ -128,8 +134,11 @@ def sessions_of(path: Path, data: bytes, report: ImportReport) -> list[Session]:
         if header is not None:
             when = header.group("when")
             found.append(Session("aider-" + when.replace(" ", "T").replace(":", "-"), when))
+            found[-1].characters = len(raw) + 1
             report.records_read += 1
             continue
+        if found:
+            found[-1].characters += len(raw) + 1  # and its line break
         kind, text = _classify(raw, strict)
         if not text.strip():  # not a record, but it keeps a reply's or an input's paragraphs apart
             if found:
@@ -145,15 +154,59 @@ def sessions_of(path: Path, data: bytes, report: ImportReport) -> list[Session]:
     return found
 
 
+@dataclass(frozen=True)
+class SessionSummary:
+    """One session of a history, as `--list-sessions` shows it."""
+
+    index: int  # 1 for the oldest (the file's first), as `--session N` takes it
+    session_id: str
+    started: str
+    first_ask: str  # the first thing the user asked the model, on one line, cut at ASK_EXCERPT_CHARS
+    messages: int  # what an import of it gives
+    characters: int  # of its lines in the file
+    has_exchange: bool  # a user ask, and a reply of the model's after it
+
+    def as_dict(self) -> dict[str, object]:
+        """The JSON `inspect --list-sessions --json` prints: the fields, camelCase."""
+        return {to_camel(key): value for key, value in asdict(self).items()}
+
+
+ASK_EXCERPT_CHARS = 60
+
+
+def survey(path: Path, data: bytes) -> list[SessionSummary]:
+    """Every session of the history, oldest first, each read as an import would read it."""
+    found = sessions_of(path, data, ImportReport(format=FORMAT, source=str(path)))
+    return [_summary(index, session) for index, session in enumerate(found, start=1)]
+
+
+def _summary(index: int, session: Session) -> SessionSummary:
+    builder = _build(session, ImportReport(format=FORMAT, source=""))  # a scratch report: nothing counted
+    ask = " ".join(builder.first_ask.split())
+    return SessionSummary(
+        index=index,
+        session_id=session.session_id,
+        started=session.started,
+        first_ask=ask if len(ask) <= ASK_EXCERPT_CHARS else ask[: ASK_EXCERPT_CHARS - 1] + "\u2026",
+        messages=len(builder.out),
+        characters=session.characters,
+        has_exchange=builder.exchange,
+    )
+
+
 def pick_session(path: Path, found: list[Session], wanted: str | None, report: ImportReport) -> Session:
-    if wanted is None:
-        chosen = found[-1]
-    else:
-        match = [s for s in found if wanted in (s.session_id, s.started)]
-        if not match:
-            known = ", ".join(s.session_id for s in found)
-            raise TranscriptError(path, f"no session {wanted!r} in this file (sessions: {known})")
-        chosen = match[-1]
+    """The session `wanted` names (its number, ID or start time), else the newest with an exchange;
+    the report's notes say which one was taken when the file holds several."""
+    chosen = _newest_with_exchange(path, found) if wanted is None else _named(path, found, wanted)
+    at, total = found.index(chosen) + 1, len(found)
+    taken = f"session {at} of {total}, started at {chosen.started}"
+    if wanted is not None:
+        report.note(f"{taken}, as --session {wanted} chose")
+    elif at < total:
+        newer = "the newer one has" if total - at == 1 else f"the {total - at} newer have"
+        report.note(f"{taken}, the newest with an exchange: {newer} no exchange")
+    elif total > 1:
+        report.note(f"{taken}, the newest")
     for session in found:
         report.skip("session header", 1)
         if session is not chosen:
@@ -161,16 +214,52 @@ def pick_session(path: Path, found: list[Session], wanted: str | None, report: I
     return chosen
 
 
+def _newest_with_exchange(path: Path, found: list[Session]) -> Session:
+    for session in reversed(found):
+        if _build(session, ImportReport(format=FORMAT, source="")).exchange:
+            return session
+    raise TranscriptError(
+        path,
+        f"no session in this file has an exchange: none of its {len(found)} session(s) holds a user ask "
+        "answered by the model (only Aider commands, notices or unanswered asks); "
+        "pick one by its number with --session N to import it anyway (--list-sessions lists them)",
+    )
+
+
+def _named(path: Path, found: list[Session], wanted: str) -> Session:
+    if wanted.isdigit():
+        index = int(wanted)
+        if not 1 <= index <= len(found):
+            raise TranscriptError(
+                path,
+                f"session {wanted}: there is no such session; this file holds {len(found)}, numbered 1 "
+                f"(the oldest) to {len(found)} (--list-sessions lists them)",
+            )
+        return found[index - 1]
+    match = [s for s in found if wanted in (s.session_id, s.started)]
+    if not match:
+        known = ", ".join(s.session_id for s in found)
+        raise TranscriptError(
+            path, f"no session {wanted!r} in this file (sessions 1 to {len(found)}: {known})"
+        )
+    return match[-1]
+
+
 def read_aider(path: Path, report: ImportReport, *, session: str | None = None) -> SessionDraft:
     chosen = pick_session(path, sessions_of(path, read_bytes(path), report), session, report)
     draft = SessionDraft(session_id=chosen.session_id)
-    builder = _Builder(chosen.session_id, epoch_ms(chosen.started.replace(" ", "T")), report)
-    for kind, block in _blocks(chosen.lines):
-        builder.block(kind, block)
-    builder.close_reply()
+    builder = _build(chosen, report)
     derive_times(builder.out, builder.started, report)  # Aider writes one time per session
     draft.slice().extend(builder.out)
     return draft
+
+
+def _build(session: Session, report: ImportReport) -> _Builder:
+    builder = _Builder(session.session_id, epoch_ms(session.started.replace(" ", "T")), report)
+    for kind, block in _blocks(session.lines):
+        builder.block(kind, block)
+    builder.close_reply()
+    return builder
 
 
 def _blocks(lines: list[Line]) -> list[tuple[str, list[Line]]]:
@@ -292,6 +381,8 @@ class _Builder:
     reply: _Reply | None = None
     model: str | None = None
     run: tuple[Json, Draft] | None = None  # the latest command run, which later output lines speak of
+    first_ask: str = ""  # the first text the user sent the model
+    exchange: bool = False  # a reply of the model's came after an ask of the user's
 
     def _mid(self, line: Line) -> str:
         return f"{self.session_id}.L{line.number}"
@@ -327,6 +418,7 @@ class _Builder:
         # then hands the turn back to the user: its calls never wait for the model to go on.
         draft = self._add(Draft(info, [], line=lines[0].number, records=records, stop="stop"))
         self.reply = _Reply(draft, "\n".join(line.text for line in lines).strip("\n"))
+        self.exchange = self.exchange or bool(self.first_ask)
 
     # what the user typed
     def _user(self, lines: list[Line]) -> None:
@@ -343,6 +435,7 @@ class _Builder:
         elif command in MODE_COMMANDS and rest.strip():
             draft = Draft({"id": mid, "role": "user", "mode": MODE_COMMANDS[command]}, [], records=records)
             self._add(draft).parts = [{"type": "text", "text": rest}]
+            self.first_ask = self.first_ask or rest
         elif command in RUN_COMMANDS and rest.strip():
             self._user_run(mid, text, rest.strip(), records)
         elif command in CLEAR_COMMANDS:
@@ -355,6 +448,7 @@ class _Builder:
             self.report.skip(SKIP_COMMAND, records)
         else:
             self._add(Draft({"id": mid, "role": "user"}, [{"type": "text", "text": text}], records=records))
+            self.first_ask = self.first_ask or text
 
     def _user_run(self, mid: str, typed: str, command: str, records: int) -> None:
         """`/run cmd`: what the user typed, then the run, as the call of an assistant message (Aider
@@ -435,7 +529,7 @@ class _Builder:
         return None
 
     def _run_output(self, text: str) -> None:
-        call, _ = self.run  # type: ignore[misc]
+        call, _ = self.run  # type: ignore[misc]  # its one caller checks it is set
         added = ADDED.match(text)
         if added is not None:
             call["state"]["output"] = texts.aider_command_output(int(added.group("lines")), True)

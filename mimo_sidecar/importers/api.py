@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .aider import read_aider
+from .aider import FORMAT as AIDER
+from .aider import SessionSummary, read_aider, survey
 from .asks import newest_user_ask
 from .claude_code import read_claude_code
 from .cline import read_cline
@@ -18,6 +19,7 @@ from .gemini_cli import read_gemini
 from .opencode import read_opencode
 from .report import ImportReport
 from .session_builder import SessionDraft, build_session
+from .source import read_bytes
 
 FORMATS = ("claude-code", "codex", "opencode", "cline", "gemini", "aider")
 EXCERPT_CHARS = 80
@@ -35,7 +37,7 @@ Reader = Callable[[Path, ImportReport, "ReadOptions"], SessionDraft]
 @dataclass(frozen=True)
 class ReadOptions:
     session: str | None = None  # which session, when the source holds several (OpenCode storage,
-    # a stream-json file of several Gemini CLI runs, an Aider history)
+    # a stream-json file of several Gemini CLI runs, an Aider history: also its number)
     tolerate_bad_lines: bool = False
 
 
@@ -63,9 +65,12 @@ def import_transcript(
 ) -> ImportResult:
     """Read the transcript at `path` as `session/open` params.
 
-    `format`: one of `FORMATS`; detected from the content when None. `session`: the session ID to
-    import when the source holds several (OpenCode storage). `tolerate_bad_lines`: skip and count
-    JSONL lines that are not valid JSON objects instead of failing on the first one.
+    `format`: one of `FORMATS`; detected from the content when None. `session`: the session to
+    import when the source holds several: its ID (OpenCode storage, Gemini CLI stream-json, Aider),
+    an Aider session's start time or its number as `list_sessions` gives it (`"51"`). Without it an
+    Aider history gives its newest session with an exchange, and `report.notes` says which.
+    `tolerate_bad_lines`: skip and count JSONL lines that are not valid JSON objects instead of
+    failing on the first one.
     Raises `TranscriptError` (and nothing else) when the source cannot be imported.
     """
     source = Path(path).expanduser()
@@ -85,6 +90,19 @@ def import_transcript(
         report.newest_user_ask = ask[0]
         report.newest_user_ask_excerpt = " ".join(ask[1].split())[:EXCERPT_CHARS]
     return ImportResult(params, report)
+
+
+def list_sessions(path: Path | str, format: str | None = None) -> list[SessionSummary]:
+    """The sessions of an Aider history, oldest first: number, start, first ask, size, whether it
+    holds an exchange. Raises `TranscriptError` for a source of another format (one session each,
+    or not listed yet: OpenCode storage and Gemini CLI stream-json take `session` by ID)."""
+    source = Path(path).expanduser()
+    if not source.exists():
+        raise TranscriptError(source, "no such file or directory")
+    chosen = format or detect_format(source)
+    if chosen != AIDER:
+        raise TranscriptError(source, f"listing sessions is offered for Aider histories; this is {chosen}")
+    return survey(source, read_bytes(source))
 
 
 def _nothing_imported(source: Path, chosen: str, report: ImportReport, *, forced: bool) -> TranscriptError:

@@ -74,10 +74,11 @@ def pick_run(path: Path, runs: list[Run], session: str | None, report: ImportRep
     if session is None:
         chosen = runs[-1]
     else:
-        chosen = next((r for r in runs if r.session_id == session), None)  # type: ignore[assignment]
-        if chosen is None:
+        found = next((r for r in runs if r.session_id == session), None)
+        if found is None:
             known = ", ".join(r.session_id or "(no session_id)" for r in runs)
             raise TranscriptError(path, f"no run with session_id {session!r} in this file (runs: {known})")
+        chosen = found
     for run in runs:
         if run is not chosen:
             report.skip(SKIP_OTHER_RUN, len(run.records))

@@ -26,11 +26,15 @@ class ImportReport:
     adjusted: Counter[str] = field(default_factory=Counter)
     newest_user_ask: str | None = None  # message ID of the newest genuine user ask in the main slice
     newest_user_ask_excerpt: str = ""  # its first characters, on one line
+    notes: list[str] = field(default_factory=list)  # what the reader chose for the user (which session)
 
     def skip(self, reason: str, count: int = 1) -> None:
         """Count `count` source records that contributed nothing to the output."""
         if count:
             self.not_imported[reason] += count
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
 
     def adjust(self, what: str, count: int = 1) -> None:
         if count:
@@ -55,6 +59,7 @@ class ImportReport:
             "adjusted": dict(sorted(self.adjusted.items())),
             "newestUserAsk": self.newest_user_ask,
             "newestUserAskExcerpt": self.newest_user_ask_excerpt,
+            "notes": list(self.notes),
         }
 
     def table(self) -> str:
@@ -67,6 +72,7 @@ class ImportReport:
             f"  newest user ask: {self.newest_user_ask} {self.newest_user_ask_excerpt!r}"
             if self.newest_user_ask
             else "  newest user ask: (none found)",
+            *(f"  note: {note}" for note in self.notes),
         ]
         lines += _section("not imported", self.not_imported)
         lines += _section("adjusted", self.adjusted)

@@ -44,7 +44,7 @@ class InspectSource:
     slices: dict[str, int] = field(default_factory=dict)  # agentID -> messages
     not_imported: int = 0  # source records the importer left out (transcripts only)
     adjusted: int = 0  # records it adjusted
-    notes: list[str] = field(default_factory=list)  # what of the file inspect does not use
+    notes: list[str] = field(default_factory=list)  # what of the file inspect does not use, or chose
 
     @property
     def session_id(self) -> str:
@@ -130,4 +130,5 @@ def _from_import(path: str, params: Json, report: ImportReport) -> InspectSource
         dict(report.slices),
         sum(report.not_imported.values()),
         sum(report.adjusted.values()),
+        notes=list(report.notes),  # which session of several the importer took
     )

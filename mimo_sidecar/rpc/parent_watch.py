@@ -43,8 +43,10 @@ def pid_alive(pid: int) -> bool:
 def _pid_alive_windows(pid: int) -> bool:  # pragma: no cover - Windows only
     import ctypes
 
+    if sys.platform != "win32":  # what follows is typed (and run) on Windows only
+        raise OSError(errno.ENOSYS, "no Windows process API on this platform")
     synchronize, wait_timeout = 0x00100000, 0x00000102
-    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]
+    kernel32 = ctypes.windll.kernel32
     handle = kernel32.OpenProcess(synchronize, False, pid)
     if not handle:
         return False

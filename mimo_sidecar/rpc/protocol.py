@@ -135,7 +135,8 @@ PYGLS_OVERRIDES: dict[str, tuple[str, ...]] = {
 
 def raw_converter_factory() -> Any:
     """A pygls converter that leaves custom-method params and results as plain JSON."""
-    conv = default_converter()  # type: ignore[no-untyped-call]  # pygls leaves it unannotated
+    make_default: Callable[[], Any] = default_converter  # pygls leaves it unannotated
+    conv = make_default()
 
     def keep_params(obj: dict[str, Any], cls: type) -> Any:
         obj.setdefault("params", None)
@@ -410,7 +411,7 @@ class SidecarProtocol(LanguageServerProtocol):
 
     # -- exit ----------------------------------------------------------------------------------
     @lsp_method(types.EXIT)
-    def lsp_exit(self, *args: Any) -> None:  # type: ignore[override]
+    def lsp_exit(self, *args: Any) -> None:  # type: ignore[override]  # pygls's is a generator
         """End the process: code 0 if `shutdown` completed before, 1 otherwise (the server's
         `exit_code`). pygls would raise SystemExit from inside the loop; we stop the loop instead."""
         self.exit_requested = True

@@ -30,6 +30,7 @@ from ..core.formats import BuildOutput
 from ..core.memory.files import MemoryRoot
 from ..core.memory.writes import WriteRefused, write_atomically
 from ..core.outcomes import Committed, Prepared
+from ..core.tool_pointers import PointerTexts
 from . import writers
 from .insert_flow import Settings
 from .sessions import SessionSlot
@@ -62,7 +63,14 @@ def prepare(
     if settings.config.memory_disable_write:
         raise write_failed(path, "memory-write-off")  # its commit could not be written: no model call
     current, warnings = _current_checkpoint(memory, path)
-    instructions = writer_instructions(current, settings.config.push_caps, path, covered)
+    pointers = PointerTexts(session.tool_pointers)  # the writer sees paths as the main loop does (D22)
+    instructions = writer_instructions(
+        current,
+        settings.config.push_caps,
+        pointers.memory_path(path, memory.relative),
+        covered,
+        root_relative=pointers.root_relative,
+    )
     try:
         built = engine.build_for_writer(
             session,

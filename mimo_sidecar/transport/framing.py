@@ -248,7 +248,8 @@ class FrameReader:
         del self._buffer[:have]
         view = memoryview(body)
         while have < length:
-            got = self._stream.readinto(view[have:])  # type: ignore[attr-defined]
+            # typing.IO declares no readinto; the streams given here (stdin.buffer, pipes) have it
+            got = self._stream.readinto(view[have:])  # type: ignore[attr-defined]  # see above
             if not got:
                 logger.info("end of input inside a frame body (%d of %d bytes)", have, length)
                 self._eof = True

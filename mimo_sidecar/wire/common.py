@@ -70,6 +70,18 @@ class Result(BaseModel):
     PASS_THROUGH: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
+    def of_fields(cls, source: Any, **overrides: Any) -> Self:
+        """The result from the same-named attributes of a core value (the core and the service name
+        their fields as the wire does, in snake_case), with `overrides` for those that differ. A
+        field `source` does not have keeps its default, or fails validation when it has none."""
+        values = {
+            name: getattr(source, name)
+            for name in cls.model_fields
+            if name not in overrides and hasattr(source, name)
+        }
+        return cls(**values, **overrides)
+
+    @classmethod
     def passing_through(cls, **fields: Any) -> Self:
         """The result with `PASS_THROUGH` fields set as given (the others are validated)."""
         given = {name: fields.pop(name) for name in cls.PASS_THROUGH if name in fields}

@@ -144,6 +144,13 @@ class CheckpointConfig(_Section):
         "tools leaves that step, its calls and their results, live after the boundary. false: the "
         "step is digested with the rest of the tail, as MiMo does.",
     )
+    keep_pending_step: bool = Field(
+        True,
+        description="D20: a newest step with a call still waiting for its result is never digested, "
+        "whatever the rebuild's reason or the host's digestUpTo: it stays live after the boundary. "
+        "false: it is digested as MiMo does, its calls shown as interrupted (a result that arrives "
+        "later still brings the step back into the request, reported).",
+    )
     follow_writer_watermark: bool = Field(
         True,
         description="D21: an insert that waited for a checkpoint writer that succeeded places the "
@@ -265,6 +272,7 @@ def to_rebuild_config(cfg: SidecarConfig) -> RebuildConfig:
         commit_max_bytes=ck.commit_max_bytes,
         inflation_guard=ck.inflation_guard,
         keep_newest_step=ck.keep_newest_step,
+        keep_pending_step=ck.keep_pending_step,
         follow_writer_watermark=ck.follow_writer_watermark,
     )
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic.json_schema import GenerateJsonSchema, models_json_schema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode, models_json_schema
 
 from . import host_data
 from .registry import REGISTRY, MethodSpec, wire_models
@@ -153,8 +153,10 @@ def schema_definitions() -> dict[str, Any]:
     """Every wire model's JSON Schema by name: the registry's models first, in registry order, then
     the models they refer to, by name."""
     models = wire_models()
-    inputs = [(m, "validation" if _is_params(m) else "serialization") for m in models]
-    _, top = models_json_schema(inputs, ref_template="{model}.json", schema_generator=_Schema)  # type: ignore[arg-type]
+    inputs: list[tuple[type[BaseModel], JsonSchemaMode]] = [
+        (m, "validation" if _is_params(m) else "serialization") for m in models
+    ]
+    _, top = models_json_schema(inputs, ref_template="{model}.json", schema_generator=_Schema)
     # the host-data declarations refer to each other in-document (`#/$defs/Part`): files here
     defs: dict[str, Any] = _as_files({**top.get("$defs", {}), **host_data.definitions()})
     order = [m.__name__ for m in models if m.__name__ in defs]

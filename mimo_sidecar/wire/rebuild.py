@@ -176,23 +176,11 @@ class FidelityReport(Result):
     def of(cls, report: core_fidelity.FidelityReport) -> FidelityReport:
         ask, tasks, error = report.newest_user_ask, report.tasks, report.newest_tool_error
         return cls(
-            newest_user_ask=UserAskFidelity(
-                status=ask.status, message_id=ask.message_id, appended=ask.appended, reason=ask.reason
+            newest_user_ask=UserAskFidelity.of_fields(ask),
+            tasks=TasksFidelity.of_fields(
+                tasks, unlisted=[UnlistedTask.of_fields(u) for u in tasks.unlisted]
             ),
-            tasks=TasksFidelity(
-                open_held=tasks.open_held,
-                open_listed=tasks.open_listed,
-                unlisted=[UnlistedTask(task_id=u.task_id, reason=u.reason) for u in tasks.unlisted],
-            ),
-            newest_tool_error=None
-            if error is None
-            else ToolErrorFidelity(
-                message_id=error.message_id,
-                call_id=error.call_id,
-                tool=error.tool,
-                in_digest=error.in_digest,
-                reason=error.reason,
-            ),
+            newest_tool_error=None if error is None else ToolErrorFidelity.of_fields(error),
             cut_sections=list(report.cut_sections),
             shed_sections=list(report.shed_sections),
         )

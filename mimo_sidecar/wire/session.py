@@ -273,8 +273,9 @@ class SyncParams(Params):
     )
     tool_pointers: ToolPointers | None = Field(
         None,
-        description="Replaces the session's `toolPointers` when present; applies to the next rebuild and "
-        "request (a boundary keeps the wording it was rendered with).",
+        description="Replaces the session's `toolPointers` when present; `null` removes them (the texts "
+        "name MiMo's tools again, as without a declaration). Applies to the next rebuild and request (a "
+        "boundary keeps the wording it was rendered with).",
     )
 
 

@@ -13,7 +13,9 @@ that lack what its text names is reported in every format.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -356,3 +358,64 @@ def test_the_writers_request_keeps_the_main_loops_prefix_with_the_sidecar_tools(
     assert main["prefix"]["hash"] == writer["prefix"]["hash"] == prepared["prefix"]["hash"]
     without = story.client.request("request/build", {"sessionId": SID, "format": "anthropic"})
     assert without["prefix"]["hash"] != main["prefix"]["hash"]
+
+
+# -- numeric task IDs -------------------------------------------------------------------------------------
+def test_numeric_task_ids_are_kept_as_their_decimal_strings(story: Story) -> None:
+    """A host that numbers its tasks (`{"id": 3}`) opens and syncs them; the ledger, the task tool
+    and the progress folder all name the task "3", and the model may call with `id: 3` too."""
+    sid = "ses_e2e_numeric_tasks"
+    write(story.root / "sessions" / sid / "tasks" / "3" / "progress.md", "# 3\nPROGRESS-OF-THREE\n")
+    tasks = [
+        {"id": 3, "status": "in_progress", "summary": "Parent task", "created_at": 1},
+        {"id": 4, "parent_task_id": 3, "status": "open", "summary": "Child task", "created_at": 2},
+    ]
+    client = story.client
+    client.request("session/open", {"sessionId": sid, "messages": [], "tasks": tasks[:1]})
+    client.request("session/sync", {"sessionId": sid, "tasks": tasks})
+
+    def task(**arguments: Any) -> str:
+        answer = client.request("tools/call", {"sessionId": sid, "name": "task", "arguments": arguments})
+        assert not answer["isError"], story.text(answer)
+        return story.text(answer)
+
+    listed = task(operation="list")
+    assert "- 3 [in_progress] Parent task" in listed and "  - 4 [open] Child task" in listed
+    for given in (3, "3", 3.0):
+        got = task(operation="get", id=given)
+        assert got.startswith("Task 3 [in_progress]: Parent task") and "PROGRESS-OF-THREE" in got
+    assert "subtask of 3" in task(operation="get", id=4)
+    refused = client.request(
+        "tools/call", {"sessionId": sid, "name": "task", "arguments": {"operation": "get", "id": 3.5}}
+    )
+    assert refused["isError"] and "a non-empty string or an integer" in story.text(refused)
+    with pytest.raises(RpcError) as err:
+        client.request("session/sync", {"sessionId": sid, "tasks": [{"id": True, "status": "open"}]})
+    assert err.value.code == -32602 and "tasks.0.id" in str(err.value.data)
+    client.request("session/close", {"sessionId": sid})
+
+
+# -- memory paths relative to the root (behavior.md#d22) ------------------------------------------------
+def test_the_paths_the_boundary_prints_read_through_the_memory_tool(story: Story) -> None:
+    """Every `File:` line's path, copied as printed, reads that file through `tools/call`; no text
+    the model gets shows the memory root; an absolute path is refused with the key to use."""
+    body = boundary_text(story.inserted[1])
+    shown = re.findall(r"^File: (.+)$", body, re.MULTILINE)
+    assert f"sessions/{SID}/checkpoint.md" in shown and f"sessions/{SID}/notes.md" in shown
+    for path in shown:
+        answer = story.call(PREFIX + "memory", operation="read", path=path)
+        assert not answer["isError"], story.text(answer)
+        heading, first_page = story.text(answer).split("\n", 1)
+        assert heading.startswith(f"File {path}, characters 0\u2013")
+        assert (story.root / path).read_text(encoding="utf-8").startswith(first_page.rsplit("\n[", 1)[0])
+    assert str(story.root) not in body
+    built = story.client.request("request/build", {"sessionId": SID, "format": "anthropic"})
+    assert str(story.root) not in json.dumps(built)  # the per-turn reminder too
+    assert f"Session memory lives in sessions/{SID} (paths relative to the memory root)" in json.dumps(built)
+    prepared = story.client.request("checkpoint/prepare", {"sessionId": SID, "format": "anthropic"})
+    assert f"sessions/{SID}/checkpoint.md (relative to the memory root)" in json.dumps(prepared)
+    assert str(story.root) not in json.dumps(prepared["messages"])
+    story.client.request("checkpoint/writerFinished", {"sessionId": SID, "outcome": "failure"})
+    absolute = str(story.root / shown[0])
+    refused = story.call(PREFIX + "memory", operation="read", path=absolute)
+    assert refused["isError"] and story.text(refused).endswith(f'Call again with path="{shown[0]}".')

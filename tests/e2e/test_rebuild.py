@@ -246,6 +246,29 @@ async def test_writer_finishing_mid_wait_with_the_reference_setting_keeps_the_ol
     assert got["watermark"] == "m03"  # stored all the same: the next rebuild uses it
 
 
+async def test_a_step_waiting_for_its_result_with_d20_off_is_digested_as_interrupted(rb: LanguageClient):
+    """`checkpoint.keep_pending_step: false` with D19 off too: MiMo's digest of a running call."""
+    reference = {
+        "checkpoint": {**CONFIG["checkpoint"], "keep_pending_step": False, "keep_newest_step": False}
+    }
+    for config, digested in ((CONFIG, "m04"), ({**CONFIG, **reference}, "m05")):
+        sid = f"pending-{digested}"
+        msgs = history(sid)
+        msgs[-1]["parts"][0]["state"] = {"status": "running", "input": {"command": "npm run lint"}}
+        del msgs[-1]["info"]["finish"]
+        await call(rb, "sidecar/configure", {"config": config})
+        try:
+            await open_session(rb, sid, messages=msgs)
+            res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "auto"})
+        finally:
+            await call(rb, "sidecar/configure", {"config": CONFIG})
+        assert res["outcome"] == "rebuilt" and res["digestUpTo"] == digested
+        body = "\n".join(p["text"] for p in res["message"]["parts"] if p["type"] == "text")
+        interrupted = '- bash(command="npm run lint") \u2192 interrupted' in body
+        assert interrupted == (digested == "m05"), body
+        assert res["message"]["parts"][0].get("interruptedCalls", []) == (["c4"] if interrupted else [])
+
+
 async def test_writer_that_never_finishes_times_out(rb: LanguageClient):
     sid = "timeout"
     await open_session(rb, sid)

@@ -438,3 +438,34 @@ async def test_session_created_from_another_inherits_its_context(client: Languag
     assert started == {"state": "in-flight", "watermark": mid(1)}
     built = await rpc(client, "request/build", {"sessionId": "fork-child", "memoryReminder": False})
     assert built["sources"] == [mid(1), mid(2), mid(20)]  # the parent's view up to mid(2), then its own
+
+
+async def test_sync_replaces_keeps_and_removes_the_tool_pointers(client: LanguageClient) -> None:
+    """`toolPointers` in session/sync: absent keeps the declaration, present replaces it, `null` removes
+    it (here seen through the prefix tools/list takes from it)."""
+    sid = "pointers-1"
+    declared = {"read": "Read", "sidecarTools": {"prefix": "mimo_"}}
+    await rpc(
+        client, "session/open", {"sessionId": sid, "messages": [message(mid(1))], "toolPointers": declared}
+    )
+
+    async def prefix() -> str:
+        listed = await rpc(client, "tools/list", {"sessionId": sid})
+        assert all(t["name"].startswith(listed["prefix"]) for t in listed["tools"])
+        return str(listed["prefix"])
+
+    assert await prefix() == "mimo_"
+    await rpc(client, "session/sync", {"sessionId": sid, "upsertMessages": [message(mid(2), created=2000)]})
+    assert await prefix() == "mimo_"  # not sent: kept
+    await rpc(
+        client, "session/sync", {"sessionId": sid, "toolPointers": {"sidecarTools": {"prefix": "ctx_"}}}
+    )
+    assert await prefix() == "ctx_"
+    revision = (await get(client, sid))["revision"]
+    synced = await rpc(client, "session/sync", {"sessionId": sid, "toolPointers": None})
+    assert synced == {"revision": revision + 1} and await prefix() == ""  # removed
+    # a declaration of the wrong type is refused with the field named, and changes nothing
+    await rpc(client, "session/sync", {"sessionId": sid, "toolPointers": declared})
+    error = await rpc_error(client, "session/sync", {"sessionId": sid, "toolPointers": "none"})
+    assert error.code == -32602 and "toolPointers" in str(error)
+    assert await prefix() == "mimo_"

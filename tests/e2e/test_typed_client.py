@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
+import signal
 import subprocess
 import threading
 import time
@@ -15,7 +17,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from mimo_sidecar.client import AsyncSidecar, Notifications, RpcError, RpcTimeout, Sidecar
+from mimo_sidecar.client import (
+    AsyncSidecar,
+    CancelToken,
+    Notifications,
+    RequestCancelled,
+    RpcError,
+    RpcTimeout,
+    Sidecar,
+)
 from mimo_sidecar.wire import rebuild as rb
 from mimo_sidecar.wire import session as ss
 from mimo_sidecar.wire.registry import REGISTRY
@@ -205,3 +215,55 @@ def test_asyncio_client_runs_requests_concurrently_and_cancels(tmp_path: Path) -
         assert sidecar.proc.returncode == 0
 
     asyncio.run(scenario())
+
+
+def test_sync_client_cancels_a_blocking_call_from_another_thread(tmp_path: Path) -> None:
+    """A `CancelToken` fired by another thread cancels the request on the sidecar; the blocked call
+    raises `RequestCancelled` once the sidecar says so, and the session is unchanged. A call the
+    sidecar finished first keeps its result; a token fired before the call sends nothing; Ctrl-C in
+    the waiting thread cancels the request too."""
+    statuses: list[rb.StatusNotification] = []
+    handlers = Notifications(rebuild_status=statuses.append)
+    with Sidecar.spawn(notifications=handlers, stderr=subprocess.DEVNULL) as sidecar:
+        sidecar.initialize(memory_root=str(tmp_path))
+        sidecar.session_open({**example("session/open"), "createCheckpoint": True})
+        sidecar.session_sync(example("session/sync"))
+        revision = sidecar.session_get({"sessionId": SID}).revision
+        sidecar.checkpoint_writer_started({"sessionId": SID})  # the insert waits for it (30 s)
+
+        token = CancelToken()
+        canceller = threading.Thread(target=lambda: (wait_for(lambda: statuses), token.cancel()))
+        canceller.start()
+        started = time.monotonic()
+        with pytest.raises(RequestCancelled) as cancelled:
+            sidecar.rebuild_insert({"sessionId": SID, "reason": "manual"}, cancel=token)
+        canceller.join()
+        assert cancelled.value.code == -32800 and isinstance(cancelled.value, RpcError)
+        assert time.monotonic() - started < 20  # well before the 30 s writer wait ended
+        wait_for(lambda: statuses[-1].state == "idle")
+        assert sidecar.session_get({"sessionId": SID}).revision == revision  # nothing inserted
+
+        # the token stays cancelled: the next call with it is refused before anything is sent
+        with pytest.raises(RequestCancelled, match="before it was sent"):
+            sidecar.session_get({"sessionId": SID}, cancel=token)
+        token.reset()
+        assert sidecar.session_get({"sessionId": SID}, cancel=token).revision == revision
+        token.cancel()  # after the answer: nothing to cancel, no harm
+        assert sidecar.session_get({"sessionId": SID}).revision == revision
+
+        # Ctrl-C while the main thread waits: the request is cancelled on the sidecar as well
+        busy = len(statuses)
+        interrupter = threading.Thread(
+            target=lambda: (wait_for(lambda: len(statuses) > busy), os.kill(os.getpid(), signal.SIGINT))
+        )
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            interrupter.start()
+            with pytest.raises(KeyboardInterrupt):
+                sidecar.rebuild_insert({"sessionId": SID, "reason": "manual"})
+            interrupter.join()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        wait_for(lambda: statuses[-1].state == "idle")
+        assert sidecar.session_get({"sessionId": SID}).revision == revision
+        sidecar.checkpoint_writer_finished({"sessionId": SID, "outcome": "cancelled"})

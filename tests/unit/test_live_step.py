@@ -19,6 +19,7 @@ from mimo_sidecar.core.formats import FORMATS
 from mimo_sidecar.core.memory.files import MemoryRoot
 from mimo_sidecar.core.rebuild.boundary import LastMessageInfo
 from mimo_sidecar.core.rebuild.live_step import digest_point, newest_step
+from mimo_sidecar.core.rebuild.tail_digest import digest
 from mimo_sidecar.core.session.ids import IdMinter
 from mimo_sidecar.core.session.message import Message
 from mimo_sidecar.core.session.ordering import Ordering
@@ -237,6 +238,26 @@ def test_a_step_waiting_for_results_is_never_digested() -> None:
     assert (kept.message_id, kept.rule, kept.warning) == ("m03", "host", None)
 
 
+def test_with_d20_off_a_waiting_step_is_digested_as_the_reference_does() -> None:
+    running = _a("m05", tool("c2", "bash", {"command": "npm test"}, status="running"), t=40)
+    msgs = [*inline()[:4], running]
+    for automatic in (True, False):
+        point = digest_point(
+            msgs,
+            automatic=automatic,
+            keep_newest_step=False,
+            keep_pending_step=False,
+            requested=None,
+            ordering=ORDER,
+        )
+        assert (point.message_id, point.rule, point.live_from, point.warning) == ("m05", "tail", None, None)
+    # the host's digestUpTo is taken as it is, with no warning
+    host = digest_point(
+        msgs, automatic=True, keep_newest_step=False, keep_pending_step=False, requested="m05", ordering=ORDER
+    )
+    assert (host.message_id, host.rule, host.warning) == ("m05", "host", None)
+
+
 def test_a_step_at_the_start_of_the_list_leaves_nothing_to_digest() -> None:
     msgs = [
         _a("m05", tool_use("u2", "bash"), finish="tool-calls", t=40),
@@ -291,6 +312,37 @@ def test_a_rebuild_before_the_results_keeps_the_step_and_pairs_them_later(
         result = built(s, memory, fmt)
         assert LIVE in sent(result) and LIVE2 in sent(result), fmt
         assert not [w for w in result.request.warnings if "result-synthesized" in w], fmt
+
+
+# Every switch of a deviation that concerns the digest point off: MiMo's behaviour (behavior.md#d20).
+REFERENCE = RebuildConfig(keep_newest_step=False, keep_pending_step=False, follow_writer_watermark=False)
+
+
+@pytest.mark.parametrize("shape", ["inline", "anthropic"])
+def test_the_reference_settings_digest_a_waiting_step_as_interrupted(memory: MemoryRoot, shape: str) -> None:
+    """MiMo digests the whole list: each call without a result is one `→ interrupted` line under the
+    banner, exactly the reference digest of everything after the watermark."""
+    if shape == "inline":
+        running = _a("m05", tool("c2", "bash", {"command": "npm test"}, status="running"), t=40)
+        msgs = [*inline()[:4], running]
+        waiting = ["c2"]
+    else:
+        msgs = anthropic()[:-1]  # u3's result is not synced yet
+        waiting = ["u3"]
+    s = opened(msgs)
+    res = rebuild(s, memory, config=REFERENCE)
+    assert res.outcome == "rebuilt" and res.digest_up_to == msgs[-1].id
+    tail = [m for m in msgs if m.id > "m02"]  # (W, D]: the ids sort by creation here
+    reference = digest(tail)
+    assert texts.DIGEST_INTERRUPTED_BANNER in reference
+    assert reference in boundary_text(res)
+    assert texts.digest_point_moved("m05", tuple(waiting)) not in res.warnings
+    assert res.message is not None and res.message["parts"][0]["interruptedCalls"] == waiting
+    # the same session with the default settings keeps the step live and records nothing as interrupted
+    default = rebuild(opened(msgs), memory)
+    assert default.digest_up_to != msgs[-1].id and texts.DIGEST_INTERRUPTED_SUFFIX not in boundary_text(
+        default
+    )
 
 
 def test_an_inline_part_still_running_stays_live_until_it_completes(memory: MemoryRoot) -> None:

@@ -238,8 +238,26 @@ def test_memory_read_pages_a_file_from_an_offset(session: Session, root: MemoryR
     notes = Path(root.notes_path(SID)).read_text()
     content, answers = read_all(session, root, "memory", operation="read", path=f"sessions/{SID}/notes.md")
     assert content == notes and len(answers) > 2
-    absolute = run(session, root, "memory", 100_000, operation="read", path=root.notes_path(SID), offset=6)
-    assert absolute.text.split("\n", 1)[1] == notes[6:]
+    key = f"sessions/{SID}/notes.md"
+    partial = run(session, root, "memory", 100_000, operation="read", path=key, offset=6)
+    assert partial.text.split("\n", 1)[1] == notes[6:]
+
+
+def test_an_absolute_path_inside_the_root_is_refused_with_the_key_to_use(
+    session: Session, root: MemoryRoot
+) -> None:
+    """behavior.md#d22: the tool takes root-relative paths only, and says which one was meant."""
+    for arguments in (
+        {"operation": "read", "path": root.notes_path(SID)},
+        {"operation": "search", "query": "needle", "path": root.notes_path(SID)},
+    ):
+        refused = run(session, root, "memory", **arguments)
+        assert refused.is_error
+        assert refused.text == (
+            f"{root.notes_path(SID)!r} is an absolute path: the memory tool takes paths relative to the "
+            "memory root, as the File: lines and the Memory keys index show them. "
+            f'Call again with path="sessions/{SID}/notes.md".'
+        )
 
 
 @pytest.mark.parametrize(

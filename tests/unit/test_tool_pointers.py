@@ -183,8 +183,11 @@ def test_sidecar_pointers_name_every_kind_of_text(tmp_path: Path) -> None:
     assert 'mimo_memory(operation="search", path="<that path>", query="<keyword>")' in body.split("\n", 1)[0]
     assert 'fetch the full text with mimo_history(operation="around", messageID="u1")' in body
     assert '\u2026 ledger truncated; mimo_task(operation="list") lists all' in body
-    notes = os.path.join(str(tmp_path), "sessions", SID, "notes.md")
+    notes = f"sessions/{SID}/notes.md"  # relative to the memory root, as the memory tool takes it (D22)
     assert re.search(rf'mimo_memory\(operation="read", path="{re.escape(notes)}", offset=\d+\)', body)
+    assert f"\nFile: {notes}\n" in body and f"\nFile: sessions/{SID}/checkpoint.md\n" in body
+    assert f"Session memory directory (relative to the memory root): sessions/{SID}/" in body
+    assert str(tmp_path) not in body  # no absolute path anywhere
     assert 'mimo_task(operation="get", id="<task ID>")' in body  # the stop reminder
     assert "2 background" not in body and "1 background actor(s) registered." in body  # no actor tool
 

@@ -294,6 +294,10 @@ export interface CheckpointConfig {
    */
   keep_newest_step?: boolean;
   /**
+   * D20: a newest step with a call still waiting for its result is never digested, whatever the rebuild's reason or the host's digestUpTo: it stays live after the boundary. false: it is digested as MiMo does, its calls shown as interrupted (a result that arrives later still brings the step back into the request, reported).
+   */
+  keep_pending_step?: boolean;
+  /**
    * D21: an insert that waited for a checkpoint writer that succeeded places the boundary at the watermark that writer stored. false: at the watermark read before the wait, as MiMo does (D4).
    */
   follow_writer_watermark?: boolean;
@@ -1519,10 +1523,10 @@ export interface OpenParams {
  */
 export interface Task {
   /**
-   * `T1`, `T2`, …; children `T1.1`, …
+   * `T1`, `T2`, …; children `T1.1`, …; an integer is kept as its decimal string (`3` as `'3'`).
    */
-  id: string;
-  parent_task_id?: string | null;
+  id: string | number;
+  parent_task_id?: (string | number) | null;
   /**
    * `open`, `in_progress`, `blocked`, `done`, `abandoned`, or another.
    */
@@ -2075,7 +2079,7 @@ export interface SyncParams {
     [k: string]: string | undefined;
   } | null;
   /**
-   * Replaces the session's `toolPointers` when present; applies to the next rebuild and request (a boundary keeps the wording it was rendered with).
+   * Replaces the session's `toolPointers` when present; `null` removes them (the texts name MiMo's tools again, as without a declaration). Applies to the next rebuild and request (a boundary keeps the wording it was rendered with).
    */
   toolPointers?: ToolPointers | null;
 }

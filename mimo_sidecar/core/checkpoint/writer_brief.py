@@ -126,17 +126,28 @@ def section_purposes() -> list[str]:
     return [f"- §{s.number} {s.title}: {s.purpose}" for s in SECTIONS]
 
 
-def writer_instructions(current: str | None, caps: PushCaps, checkpoint_path: str, watermark_id: str) -> str:
+def writer_instructions(
+    current: str | None,
+    caps: PushCaps,
+    checkpoint_path: str,
+    watermark_id: str,
+    *,
+    root_relative: bool = False,
+) -> str:
     """The instructions that follow the writer's messages in its one model call.
 
     `current` is the text of `checkpoint.md` as it is now (None or "" when there is none; the bare
-    template counts as none). `checkpoint_path` is the file's absolute path, `watermark_id` the
+    template counts as none). `checkpoint_path` is the file's path as the session's texts show it:
+    absolute, or relative to the memory root (`root_relative`, behavior.md#d22); `watermark_id` the
     ID of the last message the writer sees (the in-flight writer's watermark). Only
     `caps.checkpoint` is read. Deterministic: the same arguments give the same string.
     """
     budget = caps.checkpoint
     blocks = [
-        INTRO.format(watermark=watermark_id, path=checkpoint_path),
+        INTRO.format(
+            watermark=watermark_id,
+            path=f"{checkpoint_path} (relative to the memory root)" if root_relative else checkpoint_path,
+        ),
         WHY,
         "\n".join([FORMAT_HEAD, "", TEMPLATE_OPEN, CHECKPOINT_TEMPLATE, TEMPLATE_CLOSE, "", *FORMAT_RULES]),
         "\n".join([SECTIONS_HEAD, "", *section_purposes()]),

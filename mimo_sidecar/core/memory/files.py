@@ -45,6 +45,7 @@ Problem = Literal[
     "invalid-utf8",
     "symlink",
     "outside-scope",
+    "absolute",  # an absolute path inside the root: keys are relative to it (behavior.md#d22)
 ]
 
 
@@ -316,15 +317,14 @@ class MemoryRoot:
 
     def key_problem(self, key: str, session_id: str, project_id: str | None) -> tuple[str, Problem | None]:
         """The path a model names a memory file by (`key`), checked: `(path under the root, None)`,
-        or `(key, problem)`. A key is relative to the root (`sessions/<sid>/notes.md`); an absolute
-        path is accepted only when it starts with `<root><sep>`, and is read as the key after it.
-        Refused: any other absolute path and any `..` or `.` component (`outside-root`), a key
-        outside the session's scopes (`outside-scope`), a symbolic link on the way (`symlink`).
+        or `(key, problem)`. A key is relative to the root (`sessions/<sid>/notes.md`), as every text
+        the model reads shows it (behavior.md#d22). Refused: an absolute path (`absolute` when it
+        lies under the root, so that the model can be told the key it meant; else `outside-root`),
+        any `..` or `.` component (`outside-root`), a key outside the session's scopes
+        (`outside-scope`), a symbolic link on the way (`symlink`).
         The read itself is confined by the walk whatever happens between this check and it."""
         if os.path.isabs(key):
-            if not key.startswith(self._prefix()):
-                return key, "outside-root"
-            key = key[len(self._prefix()) :]
+            return key, "absolute" if key.startswith(self._prefix()) else "outside-root"
         parts = key.replace(os.altsep or os.sep, os.sep).split(os.sep)
         if not key or any(p in ("", ".", "..") or "\0" in p for p in parts):
             return key, "outside-root"

@@ -53,6 +53,18 @@ class Arguments:
         assert value is not None
         return value
 
+    def required_identifier(self, key: str) -> str:
+        """A required ID the model may write as a JSON integer (`{"id": 3}`): its decimal string."""
+        value = self.values.get(key)
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # 3.0 from a model that writes every number as a float
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)  # the decimal string, as core.session.data_model.task_id_string keeps it
+        if value is not None and not isinstance(value, str):
+            expected = "a non-empty string or an integer"
+            raise ToolRefusal(texts.argument_type(self._where(), key, expected, value))
+        return self.required_string(key)
+
     def integer(self, key: str, default: int, *, maximum: int | None = None) -> int:
         value = self.values.get(key)
         if value is None:

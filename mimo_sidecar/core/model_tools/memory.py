@@ -1,10 +1,11 @@
 """The memory tool (behavior.md#d18): the memory files of the session, its project and the global
 root, searched and read through the memory root's confinement (`core.memory.files`).
 
-A file is named by its key, the path relative to the memory root the "Memory keys index" lists
-(`sessions/<sid>/notes.md`), or by the absolute path a `File:` line shows, which must lie under
-the root. Refused, with the reason: another absolute path, `..`, a symbolic link anywhere on the
-way, a file of another session or project, anything that is not a regular text file.
+A file is named by its key, the path relative to the memory root that the "Memory keys index"
+lists and the boundary's `File:` lines show when the model has this tool (`sessions/<sid>/notes.md`,
+behavior.md#d22). Refused, with the reason: an absolute path (one under the root is answered with
+the key to call again with), `..`, a symbolic link anywhere on the way, a file of another session
+or project, anything that is not a regular text file.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ def _read(ctx: ToolContext, key: str) -> tuple[str, str]:
         path, outcome = memory.read_key(key, session.session_id, session.project_id)
     except UnsafeName as exc:
         raise ToolRefusal(texts.memory_unreadable(key, str(exc))) from None
+    if outcome.problem == "absolute":
+        raise ToolRefusal(texts.memory_absolute_path(key, memory.relative(key)))
     if outcome.text is None:
         raise ToolRefusal(texts.memory_refused(key, outcome.problem or "unreadable"))
     return memory.relative(path), outcome.text

@@ -30,7 +30,7 @@ def call(ctx: ToolContext, args: Arguments) -> ToolAnswer:
         args.only(("offset",))
         return list_tasks(ctx, args.integer("offset", 0))
     args.only(("id", "offset"))
-    return get(ctx, args.required_string("id"), args.integer("offset", 0))
+    return get(ctx, args.required_identifier("id"), args.integer("offset", 0))
 
 
 def _text(value: Any) -> str:

@@ -101,8 +101,9 @@ def classify(msgs: Sequence[Message]) -> LastMessageInfo | None:
 # =============================================================================================
 # behavior.md#checkpoint-index the checkpoint index
 # =============================================================================================
-def render_index(memory: MemoryRoot, session_id: str) -> str:
-    """Five lines: `## Checkpoint`, "", the session directory + separator, "", the topic line."""
+def render_index(memory: MemoryRoot, session_id: str, pointers: PointerTexts = REFERENCE_TEXTS) -> str:
+    """Five lines: `## Checkpoint`, "", the session directory + separator (relative to the memory
+    root when the texts show such paths, D22), "", the topic line."""
     path = memory.checkpoint_path(session_id)
     if not memory.exists(path):
         return texts.NO_CHECKPOINT_INDEX
@@ -112,7 +113,10 @@ def render_index(memory: MemoryRoot, session_id: str) -> str:
         [
             texts.INDEX_HEADING,
             "",
-            texts.index_directory_line(memory.session_dir(session_id) + os.sep),
+            texts.index_directory_line(
+                pointers.memory_path(memory.session_dir(session_id), memory.relative) + os.sep,
+                pointers.root_relative,
+            ),
             "",
             texts.index_topic_line(topic if topic is not None else texts.UNKNOWN_TOPIC),
         ]

@@ -11,7 +11,8 @@ model to "respond to the tool results below". Here the newest step stays live in
   `D` is the message before that step (`checkpoint.keep_newest_step`, on by default);
 - D20: a newest step with a call still waiting for its result is never digested, whatever the
   reason and whatever `D` the host named: a digest would record it as interrupted, and its result,
-  arriving a moment later, would be collapsed with it.
+  arriving a moment later, would be collapsed with it (`checkpoint.keep_pending_step`, on by
+  default; off, such a step is digested as MiMo does).
 
 A step is one provider response: its entries (`providerMessageID`) and the carriers of its results
 after them, never separated from a result of its calls (the watermark's adjustment decides).
@@ -84,12 +85,13 @@ def digest_point(
     keep_newest_step: bool,
     requested: str | None,
     ordering: Ordering,
+    keep_pending_step: bool = True,
 ) -> DigestPoint:
     """Where the digest of an insert over `msgs` ends (module docstring), with the classification
     of what the model reads after the boundary."""
     last_info = classify(msgs)
     step = newest_step(msgs)
-    waiting = step is not None and bool(step.unresolved)
+    waiting = keep_pending_step and step is not None and bool(step.unresolved)
     if requested is not None:
         if step is None or not waiting or not _at_or_after(requested, msgs[step.start], ordering):
             return _requested(msgs, requested, last_info)

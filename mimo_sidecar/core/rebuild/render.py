@@ -337,6 +337,7 @@ class _FileInput:
     path: str | None
     read: BudgetedText | None  # None: nothing usable (missing, unreadable, no project)
     reason: str | None = None  # why `read` is None
+    shown: str | None = None  # the path as the model's texts show it (`PointerTexts.memory_path`)
 
 
 Reader = Callable[[str, int, str, PointerTexts], BudgetedText]
@@ -362,7 +363,8 @@ def _read_file(
     if outcome.text is None:
         reason = "file missing" if outcome.problem == "missing" else f"unreadable ({outcome.problem})"
         return _FileInput(path, None, reason)
-    return _FileInput(path, reader(outcome.text, budget, path, hints))
+    shown = hints.memory_path(path, memory.relative)
+    return _FileInput(path, reader(outcome.text, budget, shown, hints), shown=shown)
 
 
 def _project_memory_input(inputs: RenderInputs, warnings: list[str]) -> _FileInput:
@@ -421,8 +423,8 @@ def _file_text(f: _FileInput) -> str:
 
 
 def _truncation_reason(f: _FileInput, budget: int, hints: PointerTexts) -> str:
-    assert f.read is not None and f.path is not None
-    skeleton = hints.skeleton_warning(f.read.total_tokens, budget, f.path)
+    assert f.read is not None and f.shown is not None
+    skeleton = hints.skeleton_warning(f.read.total_tokens, budget, f.shown)
     if f.read.text.endswith(skeleton):
         return f"skeleton only: the file holds {f.read.total_tokens} tokens"
     return f"over cap: the file holds {f.read.total_tokens} tokens"
@@ -436,7 +438,7 @@ def _file_block(key: str, heading: str, f: _FileInput, cap: int, hints: PointerT
     if is_blank(f.read.text):
         block.reason = "empty"
         return block
-    block.set_lines(push_section(heading, f.read.text, f.path))
+    block.set_lines(push_section(heading, f.read.text, f.shown))
     if f.read.truncated:
         block.truncated = True
         block.reason = _truncation_reason(f, cap, hints)
@@ -777,8 +779,10 @@ def render(inputs: RenderInputs) -> RenderResult:
 
 
 def _session_dir(inputs: RenderInputs) -> str:
+    """The session memory directory as the texts show it (relative to the root, D22, or absolute)."""
     try:
-        return inputs.memory.session_dir(inputs.session_id)
+        memory = inputs.memory
+        return inputs.pointers.memory_path(memory.session_dir(inputs.session_id), memory.relative)
     except UnsafeName:
         return ""
 

@@ -12,12 +12,15 @@ read only what is declared here, or values they treat as opaque.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..words import ANTHROPIC, GOOGLE, OPENAI
 from .data_types import (
     AnyOf,
     Bool,
     Choice,
     CreatedMs,
+    Json,
     Kind,
     ListOf,
     Named,
@@ -332,12 +335,37 @@ STREAMED_PART = Named(
 )
 
 # -- session state (behavior.md#session-state) -------------------------------------------------------
+# A task ID the host may send as a JSON integer (`3`): the session keeps it as its decimal string
+# ("3"), the one form every ledger line, progress folder and task tool call names it by.
+TASK_ID = AnyOf(
+    (Str(1), Number(integer=True)),
+    "`T1`, `T2`, …; children `T1.1`, …; an integer is kept as its decimal string (`3` as `'3'`).",
+)
+TASK_ID_KEYS = ("id", "parent_task_id")
+
+
+def task_id_string(value: Any) -> Any:
+    """An integer task ID as its decimal string (`3` -> `"3"`); any other value as it is."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+def with_string_ids(task: Json) -> Json:
+    """The task with integer IDs as decimal strings: the same dict when it has none (most hosts)."""
+    if not any(
+        isinstance(task.get(key), int) and not isinstance(task.get(key), bool) for key in TASK_ID_KEYS
+    ):
+        return task
+    return {**task, **{key: task_id_string(task[key]) for key in TASK_ID_KEYS if key in task}}
+
+
 TASK = Named(
     "Task",
     Obj(
         {
-            "id": Str(1, "`T1`, `T2`, …; children `T1.1`, …"),
-            "parent_task_id": TEXT,
+            "id": TASK_ID,
+            "parent_task_id": AnyOf(
+                (Str(), Number(integer=True)), "The parent's `id`; an integer as for `id`."
+            ),
             "status": Str(description="`open`, `in_progress`, `blocked`, `done`, `abandoned`, or another."),
             "summary": TEXT,
             "created_at": Number(description="Milliseconds since the epoch; the ledger's order."),

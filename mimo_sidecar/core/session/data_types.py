@@ -52,7 +52,10 @@ def problems_of(kind: Kind, value: Any) -> Problems:
 class Kind:
     """A declared type: `check` appends the problems of one value, `schema` describes it."""
 
-    noun = "a value"  # what the error of an `AnyOf` says was expected
+    @property
+    def noun(self) -> str:
+        """What the error of an `AnyOf` says was expected."""
+        return "a value"
 
     def takes(self, value: Any) -> bool:
         """Whether `value` has this kind's JSON type (`AnyOf` picks the option that takes it)."""
@@ -138,7 +141,7 @@ class Number(Kind):
     description: str = ""
 
     @property
-    def noun(self) -> str:  # type: ignore[override]
+    def noun(self) -> str:
         return "an integer" if self.integer else "a number"
 
     def takes(self, value: Any) -> bool:
@@ -332,7 +335,7 @@ class Named(Kind):
     kind: Kind
 
     @property
-    def noun(self) -> str:  # type: ignore[override]
+    def noun(self) -> str:
         return self.kind.noun
 
     def takes(self, value: Any) -> bool:

@@ -8,7 +8,7 @@ own annotations (`seq`, the caches) live on this record, never inside the host's
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 from ..estimate.jsjson import js_json_length
 from ..estimate.jstext import est_len
@@ -237,7 +237,7 @@ class Message:
         for i, cost in enumerate(costs):
             if cost is None:
                 costs[i] = sized_part_cost(self.parts[i], self._lengths[i])
-        return costs  # type: ignore[return-value]  # every entry is set above
+        return cast(list[PartCost], costs)  # every entry is set above
 
     def request_tokens(self, counting: Counting) -> int:
         """What the message's parts cost `counting`'s provider in a request (the reasoning a usage

@@ -14,12 +14,13 @@ import bisect
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, Protocol, TypeVar, cast, overload
 
 from .. import texts
 from ..errors import DomainError, ErrorCode, FieldPath
 from ..tool_pointers import ToolPointers
 from ..words import MAIN_AGENT, WriterOutcome
+from .data_model import with_string_ids
 from .message import Json, Message, created_problem
 from .ordering import Ordering, is_mimo_v2_message_id
 
@@ -78,6 +79,9 @@ class SyncBatch:
     actors: list[Json] | None = None
     tool_name_map: dict[str, str] | None = None  # replaces the session's map when present
     tool_pointers: ToolPointers | None = None  # replaces the session's declaration when present
+    # Removes the session's declaration (the host sent `toolPointers: null`): the texts go back to
+    # the reference's wording. A separate flag, since None above means "not sent".
+    remove_tool_pointers: bool = False
 
 
 @dataclass
@@ -344,13 +348,15 @@ class Session:
         for mid in batch.remove_messages:
             self._remove_message(mid)
         if batch.tasks is not None:
-            self.tasks = list(batch.tasks)
+            self.tasks = [with_string_ids(task) for task in batch.tasks]
         if batch.actors is not None:
             self.actors = list(batch.actors)
         if batch.tool_name_map is not None:
             self.tool_name_map = dict(batch.tool_name_map)
         if batch.tool_pointers is not None:
             self.tool_pointers = batch.tool_pointers
+        elif batch.remove_tool_pointers:
+            self.tool_pointers = None
         self.revision += 1
         return self.revision
 
@@ -491,7 +497,7 @@ class Session:
             if len(self._followers) >= MAX_FOLLOWERS:
                 del self._followers[next(iter(self._followers))]
         self._followers[key] = found  # newest last
-        return found  # type: ignore[return-value]  # stored under its key by this method only
+        return cast(F, found)  # stored under its key by this method only, so made by `make`
 
     def kept(self, key: Any, make: Callable[[], K]) -> K:
         """The value kept under `key` for this session's next requests, made on first use (at most
@@ -502,7 +508,7 @@ class Session:
             if len(self._kept) >= MAX_KEPT:
                 del self._kept[next(iter(self._kept))]
         self._kept[key] = found
-        return found  # type: ignore[no-any-return]  # stored under its key by this method only
+        return cast(K, found)  # stored under its key by this method only, so made by `make`
 
     def _touch(self, msg: Message) -> None:
         for follower in self._followers.values():

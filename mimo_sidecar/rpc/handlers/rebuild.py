@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from ...core.formats import BuildOutput, Target
@@ -49,14 +48,10 @@ def insert_request(p: w.InsertParams) -> InsertRequest:
 
 # -- core -> wire ---------------------------------------------------------------------------------
 def report_of(rendered: RenderResult, include_text: bool = False) -> w.RenderReport:
-    return w.RenderReport(
-        sections=[w.SectionInfo(**asdict(s)) for s in rendered.sections],
-        total_tokens=rendered.total_tokens,
-        total_cap=rendered.total_cap,
-        over_cap=rendered.over_cap,
-        has_activity=rendered.has_activity,
+    return w.RenderReport.of_fields(
+        rendered,
+        sections=[w.SectionInfo.of_fields(s) for s in rendered.sections],
         shed_units=list(rendered.shed_units),
-        empty_reason=rendered.empty_reason,
         text=rendered.text if include_text else None,
     )
 
@@ -73,27 +68,8 @@ def compute_result(computed: Computed, include_text: bool) -> w.ComputeResult:
     t, wm = res.trigger, res.watermark
     return w.ComputeResult(
         revision=computed.revision,
-        trigger=w.TriggerInfo(
-            usable=t.usable,
-            count=t.count,
-            overflow=t.overflow,
-            usage_recovered=t.usage_recovered,
-            usage_pending=t.usage_recovered,
-            should_rebuild=t.should_rebuild,
-            hard=t.hard,
-            budget=t.budget,
-            usage_source=t.usage_source,
-            warnings=list(t.warnings),
-        ),
-        watermark=None
-        if wm is None
-        else w.WatermarkInfo(
-            message_id=wm.id,
-            index=wm.index,
-            tail_tokens=wm.tail_tokens,
-            tail_text_blocks=wm.tail_text_blocks,
-            adjusted=wm.adjusted,
-        ),
+        trigger=w.TriggerInfo.of_fields(t, usage_pending=t.usage_recovered, warnings=list(t.warnings)),
+        watermark=None if wm is None else w.WatermarkInfo.of_fields(wm, message_id=wm.id),
         stored_watermark=res.stored_watermark,
         writer_in_flight=computed.writer_in_flight,
         preview_computed=res.preview_computed,
@@ -118,19 +94,12 @@ def insert_result(inserted: Inserted) -> w.InsertResult:
         outcome=inserted.outcome,
         revision=inserted.revision,
         message=res.message if res else None,
-        compacted=[
-            w.CompactedPart(
-                message_id=m.message_id, call_id=m.call_id, part_id=m.part_id, compacted_at=m.compacted_at
-            )
-            for m in (res.compacted if res else [])
-        ],
+        compacted=[w.CompactedPart.of_fields(m) for m in (res.compacted if res else [])],
         sections=report.sections if report else [],
         report=report,
         watermark=res.watermark if res else None,
         digest_up_to=res.digest_up_to if res else None,
-        wait=None
-        if wait is None
-        else w.WaitInfo(result=wait.result, waited_ms=wait.waited_ms, bound_ms=wait.bound_ms),
+        wait=None if wait is None else w.WaitInfo.of_fields(wait),
         status_text=inserted.status_text,
         notice=None if notice is None else w.Notice(kind=notice.kind, text=notice.text),
         detail=inserted.detail,

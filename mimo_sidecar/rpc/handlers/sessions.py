@@ -27,19 +27,14 @@ def batch_of(params: w.SyncParams) -> SyncBatch:
         actors=params.actors,
         tool_name_map=params.tool_name_map,
         tool_pointers=params.tool_pointers.pointers() if params.tool_pointers is not None else None,
+        # absent keeps the declaration, an explicit null removes it
+        remove_tool_pointers=params.tool_pointers is None and "tool_pointers" in params.model_fields_set,
     )
 
 
 # -- core -> wire ---------------------------------------------------------------------------------
 def writer_info(writer: WriterSummary) -> w.WriterInfo:
-    return w.WriterInfo(
-        in_flight=writer.in_flight,
-        end_message_id=writer.end_message_id,
-        queued_end_message_id=writer.queued_end_message_id,
-        settlements=writer.settlements,
-        last_outcome=writer.last_outcome,
-        last_retryable=writer.last_retryable,
-    )
+    return w.WriterInfo.of_fields(writer)
 
 
 def register(server: SidecarServer) -> None:
@@ -71,17 +66,7 @@ def register(server: SidecarServer) -> None:
     @rpc_method(server, "session/get", w.SessionRef)
     async def session_get(ls: SidecarServer, p: w.SessionRef) -> w.SessionInfo:
         s = ls.service.describe(p.session_id)
-        return w.SessionInfo(
-            session_id=s.session_id,
-            project_id=s.project_id,
-            revision=s.revision,
-            message_count=s.message_count,
-            watermark=s.watermark,
-            writer=writer_info(s.writer),
-            estimated_tokens=s.estimated_tokens,
-            id_mode=s.id_mode,
-            parent_id=s.parent_id,
-        )
+        return w.SessionInfo.of_fields(s, writer=writer_info(s.writer))
 
     @rpc_method(server, "session/close", w.SessionRef)
     async def session_close(ls: SidecarServer, p: w.SessionRef) -> w.CloseResult:

@@ -230,8 +230,10 @@ def test_bad_aider_files_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(TranscriptError, match="no '# aider chat started at' line"):
         import_transcript(path, "aider")
     path.write_text("# aider chat started at 2026-05-02 13:55:39\n\n> Aider v0.86.2  \n")
-    with pytest.raises(TranscriptError, match="no aider message in this file"):
+    with pytest.raises(TranscriptError, match="no session in this file has an exchange: none of its 1 "):
         import_transcript(path)
+    with pytest.raises(TranscriptError, match="no aider message in this file"):
+        import_transcript(path, session="1")  # chosen, it still has nothing to import
 
 
 def test_a_rebuild_keeps_the_turns_after_its_watermark_visible(tmp_path: Path) -> None:

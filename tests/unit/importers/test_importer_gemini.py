@@ -361,7 +361,10 @@ def test_an_interrupted_run_leaves_its_last_call_without_a_result(tmp_path: Path
     assert _tools(params)[0]["state"]["status"] == "running"
 
 
-# -- the real Gemini CLI run in its two forms ---------------------------------------------------------
+# -- the real Gemini CLI files: two different sessions of one eval harness, one in each form ------------
+# The saved chat (session 7befeae5…, the DashStack design, project 85611489…) and the stream-json
+# file (two later runs, sessions 6727b31e… and 65b8f8e4…, another design and project) are not two
+# records of one run: they share the harness's prompt template and the model, nothing else.
 def _source_calls_chat(path: Path) -> list[tuple[str, str]]:
     document = json.loads(path.read_text(encoding="utf-8"))
     return [(c["name"], c["status"]) for m in document["messages"] for c in m.get("toolCalls", [])]
@@ -380,19 +383,33 @@ def _source_calls_stream(path: Path, session_id: str) -> list[tuple[str, str]]:
 STATUS = {"success": "completed", "error": "error", "running": "running"}
 
 
-def test_the_chat_file_and_the_stream_json_tell_the_same_story() -> None:
-    """Gemini CLI's two records of a run: the same ask, the same model, every call with the name and
-    the outcome the source gives it, in order, and the run's end (a final answer, or a cut call)."""
+def _project_root(ask: str) -> str:
+    return next(line for line in ask.splitlines() if line.startswith("Project root: "))
+
+
+def test_the_chat_file_and_the_stream_json_each_import_their_own_session() -> None:
+    """Each file imports as its own session: different session IDs and projects, one harness prompt
+    template and one model, and in each every call with the name and outcome its own source gives
+    it, in order, after a single ask."""
     root = real_sessions_root()
     if root is None:
         pytest.skip(absent_reason())
     chat_path = root / "gemini" / "figma-eval-chat-session.json"
     stream_path = root / "gemini" / "figma-eval-stream.jsonl"
     chat, stream = import_transcript(chat_path).params, import_transcript(stream_path).params
+    assert chat["sessionId"] == json.loads(chat_path.read_text(encoding="utf-8"))["sessionId"]
+    inits = [
+        json.loads(line) for line in stream_path.read_text(encoding="utf-8").splitlines() if '"init"' in line
+    ]
+    assert (
+        stream["sessionId"] == [e for e in inits if e["type"] == "init"][-1]["session_id"]
+    )  # the newest run
+    assert chat["sessionId"] != stream["sessionId"]
     asks = [newest_user_ask(p) for p in (chat, stream)]
     assert all(a is not None for a in asks)
-    first_sentence = {a[1].split(".")[0] for a in asks if a is not None}
-    assert len(first_sentence) == 1  # the same prompt opens both
+    texts_ = [a[1] for a in asks if a is not None]
+    assert len({t.split(".")[0] for t in texts_}) == 1  # the harness's prompt template opens both
+    assert _project_root(texts_[0]) != _project_root(texts_[1])  # ...for different projects
     models = {
         m["info"].get("modelID")
         for p in (chat, stream)
@@ -406,7 +423,7 @@ def test_the_chat_file_and_the_stream_json_tell_the_same_story() -> None:
     ):
         imported = [(t["tool"], t["state"]["status"]) for t in _tools(params)]
         assert imported == [(name, STATUS[status]) for name, status in source]
-        assert imported[0] == ("activate_skill", "error")  # both runs start by asking for the missing skill
+        assert imported[0] == ("activate_skill", "error")  # both start by asking for the missing skill
         assert all(
             m["info"]["role"] == "assistant" for m in params["messages"][1:]
         )  # one ask, then the agent
