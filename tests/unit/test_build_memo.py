@@ -318,6 +318,37 @@ def test_a_step_of_a_long_turn_converts_that_step_whatever_the_turns_length(shap
     assert_same(msgs, model.session, memos, kinds, reminder=REMINDER + "!")
 
 
+@settings(max_examples=examples(25), deadline=None)
+@given(
+    st.sampled_from(sorted(SHAPES)),
+    st.lists(
+        st.tuples(
+            st.lists(more_ops, min_size=1, max_size=3), st.sampled_from([REMINDER, REMINDER, None, "r2"])
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_changes_inside_a_long_turn_convert_as_a_whole(
+    shape: str, batches: list[tuple[list[tuple[Any, ...]], str | None]]
+) -> None:
+    """Random changes (streamed parts and usage on any message, removed parts, prompts, results,
+    entries) after a long turn of each shape, the reminder on, off or another: every build is the
+    whole conversion."""
+    model = conversation(2, steps=1)
+    apply(model, ("prompt", MAIN_AGENT, "a long task"))
+    for _ in range(12):
+        apply(model, SHAPES[shape])
+    memos: dict[Any, BuildMemo] = {}
+    kinds = variants()[:6]
+    assert_same(list(model.session.context_view()), model.session, memos, kinds, reminder=REMINDER)
+    for ops, reminder in batches:
+        for op in ops:
+            apply_more(model, op)
+        apply(model, SHAPES[shape])
+        assert_same(list(model.session.context_view()), model.session, memos, kinds, reminder=reminder)
+
+
 # -- real transcripts ------------------------------------------------------------------------------
 REAL_VIEW = 300  # messages of each transcript's view used (the whole view is the content-truth tests')
 
