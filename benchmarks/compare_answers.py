@@ -1,8 +1,9 @@
 """Whether a change altered what the sidecar answers: two sidecars replay every real transcript of
 shared/real-sessions the same way, and every answer is compared.
 
-    .venv/bin/python -m benchmarks.compare_answers --against HEAD~1 [--steps N] [--window 60000]
-    make compare AGAINST=<git revision or checkout path>
+    .venv/bin/python -m benchmarks.compare_answers --against HEAD~1 [--steps N] [--window 60000] \
+        [--ignore previewComputed]
+    make compare AGAINST=<git revision or checkout path> [IGNORE=previewComputed]
 
 `--against` is a git revision (checked out in a temporary worktree, run with this checkout's
 virtual environment) or the path of another checkout. For each transcript and each format (and
@@ -12,7 +13,8 @@ does (`benchmarks.host_steps.steps_of`, usage records taken out): `session/sync`
 The window is small (`--window`, 60 000 tokens) so that most transcripts rebuild, and the requests
 after a rebuild are compared too. What depends on the clock or a random draw is blanked first: the
 memory root's path (each run has its own), the boundary's minted IDs and integers that are
-times within the run. Prints one line per transcript
+times within the run; and the answers' top-level fields named by `--ignore` (a field the change
+adds, which the other checkout does not send). Prints one line per transcript
 and format, and for a difference the first answer that differs and where; exits 1 when any does.
 Used to check that `core.request.build_memo` changed nothing the model reads (README, "Performance").
 """
@@ -55,8 +57,9 @@ class Blanker:
     """Blanks what differs from run to run: the memory root's path, the IDs a rebuild mints, and
     times within the run."""
 
-    def __init__(self, memory: Path) -> None:
+    def __init__(self, memory: Path, ignored: frozenset[str] = frozenset()) -> None:
         self.minted: dict[bytes, bytes] = {str(memory).encode(): b"<memory root>"}
+        self.ignored = ignored
         self.since = int(time.time() * 1000) - 600_000
 
     def learn(self, inserted: Json) -> None:
@@ -67,6 +70,8 @@ class Blanker:
                 self.minted[value.encode()] = b"<minted-%d>" % len(self.minted)
 
     def __call__(self, value: Any) -> bytes:
+        if isinstance(value, dict) and self.ignored:
+            value = {k: v for k, v in value.items() if k not in self.ignored}
         raw = orjson.dumps(self._times(value))
         for real, blank in self.minted.items():
             raw = raw.replace(real, blank)
@@ -85,7 +90,14 @@ class Blanker:
 
 
 def replay(
-    client: run.SidecarClient, params: Json, fmt: str, extra: Json, memory: Path, window: int, steps: int
+    client: run.SidecarClient,
+    params: Json,
+    fmt: str,
+    extra: Json,
+    memory: Path,
+    window: int,
+    steps: int,
+    ignored: frozenset[str] = frozenset(),
 ) -> list[Answer]:
     messages = without_usage(params["messages"])
     model = {**model_of(messages), "contextWindow": window, "maxOutputTokens": min(8_000, window // 4)}
@@ -93,7 +105,7 @@ def replay(
     (memory / "sessions" / sid).mkdir(parents=True, exist_ok=True)
     opened = {k: v for k, v in params.items() if k not in ("messages", "sessionId")}
     run.rpc(client, "session/open", {**opened, "sessionId": sid, "messages": []})
-    blank, answers = Blanker(memory), []
+    blank, answers = Blanker(memory, ignored), []
 
     def ask(what: str, step: int, method: str, body: Json) -> Any:
         try:
@@ -121,7 +133,9 @@ def replay(
     return answers
 
 
-def answers_of(checkout: Path, window: int, steps: int) -> dict[str, list[Answer]]:
+def answers_of(
+    checkout: Path, window: int, steps: int, ignored: frozenset[str] = frozenset()
+) -> dict[str, list[Answer]]:
     root = real_sessions_root()
     assert root is not None
     memory = Path(tempfile.mkdtemp(prefix="mimo-compare-"))
@@ -136,7 +150,7 @@ def answers_of(checkout: Path, window: int, steps: int) -> dict[str, list[Answer
                     params = import_transcript(path).params
                     for fmt, extra in VARIANTS:
                         name = f"{path.parent.name}/{path.name} {fmt}{' +cache' if extra else ''}"
-                        out[name] = replay(client, params, fmt, extra, memory, window, steps)
+                        out[name] = replay(client, params, fmt, extra, memory, window, steps, ignored)
             finally:
                 client.shutdown(timeout=10)
     finally:
@@ -192,13 +206,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--against", required=True, help="a git revision or the path of another checkout")
     ap.add_argument("--steps", type=int, default=10**9, help="steps replayed per transcript (default: all)")
     ap.add_argument("--window", type=int, default=60_000, help="the model's context window in tokens")
+    ap.add_argument(
+        "--ignore", action="append", default=[], help="a top-level answer field left out (repeatable)"
+    )
     args = ap.parse_args(argv)
+    ignored = frozenset(args.ignore)
     if real_sessions_root() is None:
         say(f"skipped: {absent_reason()}")
         return 0
-    mine = answers_of(ROOT, args.window, args.steps)
+    mine = answers_of(ROOT, args.window, args.steps, ignored)
     with checkout_of(args.against) as other:
-        theirs = answers_of(other, args.window, args.steps)
+        theirs = answers_of(other, args.window, args.steps, ignored)
     differ = 0
     for name, answers in mine.items():
         found = first_difference(theirs.get(name, []), answers)

@@ -60,7 +60,7 @@ from .session.ids import IdMinter, IdScheme, ascending_scheme
 from .session.message import Json, Message
 from .session.session import Session
 from .tool_pointers import PointerTexts, missing_tools, sidecar_tool_names
-from .words import MAIN_AGENT, GateOutcome, InsertOutcome, RenderOutcome, UsageSource
+from .words import MAIN_AGENT, GateOutcome, InsertOutcome, PreviewMode, RenderOutcome, UsageSource
 
 DEFAULT_MAX_OUTPUT_TOKENS = 32_000
 
@@ -101,6 +101,10 @@ class ComputeResult:
     fidelity: FidelityReport | None = None  # with the preview
     sizes: RequestSizes | None = None  # with a preview that would rebuild or gain nothing
     accuracy: list[ModelAccuracy] = field(default_factory=list)  # with the preview (behavior.md#d15)
+
+    @property
+    def preview_computed(self) -> bool:
+        return self.preview is not None
 
 
 @dataclass
@@ -286,16 +290,20 @@ def compute(
     agent_id: str = MAIN_AGENT,
     usage: Json | None = None,
     model: ModelLimits | None = None,
-    preview: bool = True,
+    preview: PreviewMode = "always",
     now_ms: int,
     warn_cache: BudgetWarnings | None = None,
 ) -> ComputeResult:
+    """The trigger decision, the writer's watermark and, as `preview` says, a dry-run render: a
+    render of the whole boundary, so "when-due" keeps the call a host makes before every model call
+    flat (most of them cross no line)."""
     main_view = session.context_view(MAIN_AGENT)
     view = main_view if agent_id == MAIN_AGENT else session.context_view(agent_id)
     trigger = decide_trigger(session, config, model, usage, agent_id, warn_cache, view)
     wm = writer_watermark(session, main_view)
     outcome: InsertOutcome | None = insert_gate(session, memory, config, agent_id)
-    if not preview or agent_id != MAIN_AGENT:
+    wanted = preview == "always" or (preview == "when-due" and trigger.should_rebuild)
+    if not wanted or agent_id != MAIN_AGENT:
         return ComputeResult(trigger, wm, session.watermark, None, outcome)
     stored = session.watermark
     point = insert_digest_point(session, config, main_view, "auto", None)

@@ -50,6 +50,11 @@ InsertReason = Literal["auto", "overflow", "manual"]
 # the view's boundary that has some; else the estimated request; none without a finished step.
 UsageSource = Literal["request", "last-finished", "earlier-step", "estimate", "none"]
 
+# When `rebuild/compute` dry-runs the rebuild (behavior.md#trigger-loop): only when the trigger says a
+# rebuild is due (the default: the call a host makes before every model call stays flat), always,
+# or never.
+PreviewMode = Literal["when-due", "always", "never"]
+
 # The checkpoint writer registry (behavior.md#writer).
 WriterOutcome = Literal["success", "failure", "cancelled"]
 WriterStartState = Literal["in-flight", "queued"]

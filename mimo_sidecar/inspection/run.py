@@ -184,7 +184,7 @@ def inspect_source(
             view = list(session.context_view(MAIN_AGENT))
             model = choose_model(source, view, window)
             stored = store_watermark(service, session, view, source, watermark)
-            computed = service.compute(sid, model=model.limits).result
+            computed = service.compute(sid, model=model.limits, preview="always").result
             before = service.build(sid).result
             covered = _tokens_up_to(view, before, stored.position)
             inserted = asyncio.run(service.insert(InsertRequest(sid, INSERT_REASON, MAIN_AGENT)))

@@ -40,7 +40,7 @@ from ..core.rebuild.trigger import BudgetWarnings
 from ..core.session.ids import IdMinter
 from ..core.session.message import Json
 from ..core.session.session import SyncBatch
-from ..core.words import MAIN_AGENT, RequestFormat, WriterOutcome
+from ..core.words import MAIN_AGENT, PreviewMode, RequestFormat, WriterOutcome
 from . import checkpoint_kit, writers
 from .insert_flow import InsertFlow, InsertRequest, Settings, StatusListener
 from .sessions import OpenRequest, SessionSlot, SessionTable
@@ -214,9 +214,10 @@ class SidecarService:
         agent_id: str = MAIN_AGENT,
         usage: Json | None = None,
         model: engine.ModelLimits | None = None,
-        preview: bool = True,
+        preview: PreviewMode = "when-due",
     ) -> Computed:
-        """The trigger decision, the watermark for a writer starting now, and a dry-run render."""
+        """The trigger decision, the watermark for a writer starting now, and a dry-run render (by
+        default only when a rebuild is due)."""
         session = self.sessions.require(session_id).session
         settings = self.settings()
         result = engine.compute(

@@ -17,6 +17,7 @@ from ..core import texts
 from ..core.errors import DomainError, ErrorCode, FieldPath
 from ..core.memory.files import is_safe_name
 from ..core.outcomes import Settlement
+from ..core.request.build_memo import prepare
 from ..core.session.message import Json
 from ..core.session.session import Session, SyncBatch, batch_from_messages
 from ..core.tool_pointers import ToolPointers
@@ -128,6 +129,7 @@ class SessionTable:
         session.watermark = r.watermark
         if parent is not None:
             session.set_parent(parent, r.parent_watermark)
+        prepare(session.messages())  # the first request converts with what open has just read
         slot = self._slots[r.session_id] = SessionSlot(session)
         return slot
 

@@ -15,6 +15,7 @@ from ..core.words import (
     InsertOutcome,
     InsertReason,
     NoticeKind,
+    PreviewMode,
     RequestFormat,
     StatusState,
     UsageSource,
@@ -217,7 +218,11 @@ class ComputeParams(Params):
     model: ModelLimits | None = Field(
         None, description="Default: `info.limit` ({context, input, output}) of the newest assistant message."
     )
-    preview: bool = Field(True, description="Dry-run the render and return its section report.")
+    preview: bool | PreviewMode = Field(
+        "when-due",
+        description="When to dry-run the render and return its section report: `when-due` (only when "
+        "`trigger.shouldRebuild` is true), `always` (`true`), `never` (`false`).",
+    )
     include_text: bool = Field(
         False, description="Also return the previewed rebuild text, as `preview.report.text`."
     )
@@ -320,9 +325,12 @@ class ComputeResult(Result):
     stored_watermark: str | None = Field(None, description="The session's stored watermark.")
     writer_in_flight: bool
     preview: PreviewInfo | None = None
+    preview_computed: bool = Field(
+        description="Whether the render was dry-run: `preview` is then present (for the main agent)."
+    )
     estimate_accuracy: list[EstimateAccuracy] = Field(
         default_factory=list,
-        description="With `preview: true`, per model (the newest step's first): how far the estimate of the "
+        description="With a preview, per model (the newest step's first): how far the estimate of the "
         "request was from the usage its newest steps recorded (at most 5 per model, behavior.md#d15). "
         "Empty without preview or without usage.",
     )

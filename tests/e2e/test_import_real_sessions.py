@@ -61,7 +61,8 @@ def test_an_imported_real_session_is_served_by_the_sidecar(
         assert got["idMode"] is False  # host IDs: sequence mode, in the order the importer gave
 
         computed = client.request(
-            "rebuild/compute", {"sessionId": sid, "model": {"contextWindow": 200_000}, "includeText": True}
+            "rebuild/compute",
+            {"sessionId": sid, "model": {"contextWindow": 200_000}, "includeText": True, "preview": "always"},
         )
         trigger = computed["trigger"]
         assert trigger["usageSource"] in ("last-finished", "earlier-step", "estimate")

@@ -174,6 +174,35 @@ async def test_full_cycle_compute_insert_build(rb: LanguageClient):
     assert again["trigger"]["usageRecovered"] is True and again["trigger"]["shouldRebuild"] is False
 
 
+async def test_the_preview_is_made_when_a_rebuild_is_due_unless_asked(rb: LanguageClient):
+    """`preview` defaults to `when-due`: no dry run on a step below the line, one on a step that
+    crosses it; `always`/`true` and `never`/`false` as asked; anything else names the field."""
+    sid = "preview-modes"
+    await open_session(rb, sid)
+    below = {"input": 20_000, "output": 500, "cache": {"read": 0, "write": 0}}
+
+    async def compute(**extra: Any) -> Any:
+        return await call(rb, "rebuild/compute", {"sessionId": sid, "model": MODEL, **extra})
+
+    cases = [
+        ({"usage": below}, False, False),
+        ({}, True, True),  # the history's own usage: over the line
+        ({"usage": below, "preview": "always"}, False, True),
+        ({"usage": below, "preview": True}, False, True),
+        ({"preview": "never"}, True, False),
+        ({"preview": False}, True, False),
+        ({"preview": "when-due"}, True, True),
+    ]
+    for extra, due, made in cases:
+        got = await compute(**extra)
+        assert got["trigger"]["shouldRebuild"] is due, extra
+        assert got["previewComputed"] is made and ("preview" in got) is made, extra
+        assert bool(got["estimateAccuracy"]) is made, extra  # it goes with the preview
+    with pytest.raises(JsonRpcException) as err:
+        await compute(preview="sometimes")
+    assert err.value.code == -32602 and "preview" in err.value.message
+
+
 async def test_writer_finishing_mid_wait(rb: LanguageClient):
     sid = "midwait"
     await open_session(rb, sid)

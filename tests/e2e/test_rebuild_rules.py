@@ -181,7 +181,8 @@ async def test_d11_split_twin_keeps_the_same_user_asks(rb: LanguageClient):
     sections = {}
     for sid, build in (("d11-inline", inline_conversation), ("d11-claude", claude_code_conversation)):
         await open_session(rb, sid, build(Host(sid)))
-        computed = await call(rb, "rebuild/compute", {"sessionId": sid, "includeText": True})
+        params = {"sessionId": sid, "includeText": True, "preview": "always"}
+        computed = await call(rb, "rebuild/compute", params)
         sections[sid] = recent_user_section(computed["preview"]["report"]["text"])
     assert sections["d11-inline"].count("ask number") == 40  # 5 logical messages per ask
     assert sections["d11-claude"] == sections["d11-inline"]
@@ -442,7 +443,7 @@ async def test_fidelity_report_tasks_and_newest_tool_error(rb: LanguageClient):
         "reason": texts.ERROR_AFTER_DIGEST,
     }
     assert report["cutSections"] == [] and report["shedSections"] == []
-    again = await call(rb, "rebuild/compute", {"sessionId": sid})
+    again = await call(rb, "rebuild/compute", {"sessionId": sid, "preview": "always"})
     # The preview's D is an automatic rebuild's: m05, the newest step, stays live there too (D19).
     assert again["preview"]["fidelity"]["newestToolError"]["reason"] == texts.ERROR_AFTER_DIGEST
 
@@ -461,7 +462,7 @@ async def test_no_gain_changes_nothing_until_the_guard_is_off(rb: LanguageClient
     await store_watermark(rb, sid, "m02")
     before = await call(rb, "session/get", {"sessionId": sid})
     built_before = await call(rb, "request/build", {"sessionId": sid, "memoryReminder": False})
-    preview = await call(rb, "rebuild/compute", {"sessionId": sid})
+    preview = await call(rb, "rebuild/compute", {"sessionId": sid, "preview": "always"})
     res = await call(rb, "rebuild/insert", {"sessionId": sid, "reason": "manual"})
     assert preview["preview"]["outcome"] == res["outcome"] == "no-gain"
     sizes = res["sizes"]

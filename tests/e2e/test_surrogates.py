@@ -113,7 +113,7 @@ def test_every_method_answers_and_build_returns_the_same_code_units(
     built = answer(host, "request/build", {"sessionId": sid})
     assert units(f"more {s}") in {units(t) for t in strings_of(built["messages"])}
 
-    computed = answer(host, "rebuild/compute", {"sessionId": sid, "includeText": True})
+    computed = answer(host, "rebuild/compute", {"sessionId": sid, "includeText": True, "preview": "always"})
     assert contains_units(computed["preview"]["report"]["text"], f"task {s}.")
 
     inserted = answer(host, "rebuild/insert", {"sessionId": sid, "reason": "auto"})

@@ -277,6 +277,78 @@ def test_the_writers_closing_text_and_a_new_format_start_again() -> None:
     assert memo.reused == 0  # a new format: converted whole
 
 
+# -- a long turn: the cut inside it ------------------------------------------------------------------
+LONG_TURN_STEPS = 40
+SHAPES = {
+    "inline": ("step", MAIN_AGENT, "inline work", True, "anthropic", 1),  # MiMo's: results in the step
+    "entries": ("step", MAIN_AGENT, "two entries", True, "openai", 2),  # one response, two messages
+    "split": ("split-step", MAIN_AGENT, "split work", True),  # Claude Code's: results in a user carrier
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_step_of_a_long_turn_converts_that_step_whatever_the_turns_length(shape: str) -> None:
+    """With the per-turn reminder in the turn's prompt (inline shapes) or in the newest carrier
+    (split), each step of one long turn is converted from a cut inside the turn: every format
+    builds the request a whole conversion makes, and what is converted again stays a step long.
+    A new prompt then moves the reminder: the prefix before the turn serves it."""
+    model = conversation(3, steps=2)
+    apply(model, ("prompt", MAIN_AGENT, "a long autonomous task"))
+    memos: dict[Any, BuildMemo] = {}
+    kinds = variants()
+    for step in range(LONG_TURN_STEPS):
+        apply(model, SHAPES[shape])
+        msgs = list(model.session.context_view())
+        assert_same(msgs, model.session, memos, kinds, reminder=REMINDER)
+        if step >= 2:
+            for i in range(len(kinds)):
+                assert memos[i].reused >= len(msgs) - 4, (kinds[i], step, memos[i].reused, len(msgs))
+    before_turn = len(msgs) - LONG_TURN_STEPS * (1 if shape == "inline" else 2) - 1
+    apply(model, ("prompt", MAIN_AGENT, "next task"))
+    msgs = list(model.session.context_view())
+    assert_same(msgs, model.session, memos, kinds, reminder=REMINDER)
+    assert all(memos[i].reused >= before_turn for i in range(len(kinds)))
+    apply(model, SHAPES[shape])
+    msgs = list(model.session.context_view())
+    assert_same(msgs, model.session, memos, kinds, reminder=REMINDER)
+    # Without a reminder, and with another reminder text: still the whole conversion.
+    assert_same(msgs, model.session, memos, kinds)
+    apply(model, SHAPES[shape])
+    msgs = list(model.session.context_view())
+    assert_same(msgs, model.session, memos, kinds, reminder=REMINDER + "!")
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(
+    st.sampled_from(sorted(SHAPES)),
+    st.lists(
+        st.tuples(
+            st.lists(more_ops, min_size=1, max_size=3), st.sampled_from([REMINDER, REMINDER, None, "r2"])
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+)
+def test_changes_inside_a_long_turn_convert_as_a_whole(
+    shape: str, batches: list[tuple[list[tuple[Any, ...]], str | None]]
+) -> None:
+    """Random changes (streamed parts and usage on any message, removed parts, prompts, results,
+    entries) after a long turn of each shape, the reminder on, off or another: every build is the
+    whole conversion."""
+    model = conversation(2, steps=1)
+    apply(model, ("prompt", MAIN_AGENT, "a long task"))
+    for _ in range(12):
+        apply(model, SHAPES[shape])
+    memos: dict[Any, BuildMemo] = {}
+    kinds = variants()[:6]
+    assert_same(list(model.session.context_view()), model.session, memos, kinds, reminder=REMINDER)
+    for ops, reminder in batches:
+        for op in ops:
+            apply_more(model, op)
+        apply(model, SHAPES[shape])
+        assert_same(list(model.session.context_view()), model.session, memos, kinds, reminder=reminder)
+
+
 # -- real transcripts ------------------------------------------------------------------------------
 REAL_VIEW = 300  # messages of each transcript's view used (the whole view is the content-truth tests')
 

@@ -392,3 +392,25 @@ def test_the_watermark_and_its_tail_keep_the_reference_estimate() -> None:
     assert wm.tail_tokens == sum(m.tokens for m in view[wm.index + 1 :])  # characters / 4, byte for byte
     counting = engine.session_counting(s)
     assert request_tokens(view, s.ordering(), counting) < sum(m.tokens for m in view) // 50
+
+
+def test_a_part_the_walk_is_skipped_for_costs_what_the_walk_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A part whose JSON names no payload key or media type is not walked: on generated sessions of
+    every shape (media, reasoning with signatures, encrypted items, inline and split tools) and on
+    the real transcripts, each part costs what the walk over it gives."""
+    from benchmarks.generator import generate_session
+    from mimo_sidecar.core.estimate import provider_count
+    from tests.real_sessions import imported, main_session_files, real_sessions_root
+
+    shapes = ("anthropic", "openai", "inline")
+    generated = [m for shape in shapes for m in generate_session(150, 5, shape)["messages"]]
+    parts = [p for m in generated for p in m["parts"]]
+    root = real_sessions_root()
+    if root is not None:
+        for path in main_session_files(root):
+            parts += [p for m in imported(path, shared=True).params["messages"] for p in m["parts"]]
+    fast = [provider_count.part_cost(p) for p in parts]
+    skipped = sum(not provider_count.may_hold_payloads(p) for p in parts)
+    monkeypatch.setattr(provider_count, "may_hold_payloads", lambda part: True)
+    assert [provider_count.part_cost(p) for p in parts] == fast
+    assert 0 < skipped < len(parts)  # both paths taken

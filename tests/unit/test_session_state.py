@@ -242,18 +242,20 @@ def test_streaming_part_upserts_reestimate_only_that_part(monkeypatch: pytest.Mo
     s = opened(msg(mid(1), parts=parts), *[msg(mid(n), created=1000 + n) for n in range(2, 50)])
     calls: list[object] = []
 
-    def counting(part: object) -> int:
-        calls.append(part)
-        return part_tokens(part)
+    measured = message_mod.js_json_length
 
-    monkeypatch.setattr(message_mod, "part_tokens", counting)
+    def counting(part: object) -> int | None:
+        calls.append(part)
+        return measured(part)
+
     total = s.total_tokens
+    expected = total - part_tokens(parts[6]) + part_tokens(text_part(mid(1), "p7", "The build fails because"))
+    monkeypatch.setattr(message_mod, "js_json_length", counting)  # the serialisation a part costs
     for chunk in ("The", "The build", "The build fails because"):
         streamed = text_part(mid(1), "p7", chunk)
         s.apply(SyncBatch(upsert_parts=[PartUpsert(mid(1), streamed)]))
     assert len(calls) == 3
     assert all(c["id"] == "p7" for c in calls)  # type: ignore[index]
-    expected = total - part_tokens(parts[6]) + part_tokens(text_part(mid(1), "p7", "The build fails because"))
     assert s.total_tokens == expected
     assert [p["id"] for p in s.get(mid(1)).parts][6] == "p7"  # replaced in place
     s.apply(SyncBatch(upsert_parts=[PartUpsert(mid(1), text_part(mid(1), "p99", "new"))]))

@@ -564,9 +564,9 @@ export interface ComputeParams {
    */
   model?: ModelLimits | null;
   /**
-   * Dry-run the render and return its section report.
+   * When to dry-run the render and return its section report: `when-due` (only when `trigger.shouldRebuild` is true), `always` (`true`), `never` (`false`).
    */
-  preview?: boolean;
+  preview?: boolean | ('when-due' | 'always' | 'never');
   /**
    * Also return the previewed rebuild text, as `preview.report.text`.
    */
@@ -637,7 +637,11 @@ export interface ComputeResult {
   writerInFlight: boolean;
   preview?: PreviewInfo | null;
   /**
-   * With `preview: true`, per model (the newest step's first): how far the estimate of the request was from the usage its newest steps recorded (at most 5 per model, behavior.md#d15). Empty without preview or without usage.
+   * Whether the render was dry-run: `preview` is then present (for the main agent).
+   */
+  previewComputed: boolean;
+  /**
+   * With a preview, per model (the newest step's first): how far the estimate of the request was from the usage its newest steps recorded (at most 5 per model, behavior.md#d15). Empty without preview or without usage.
    */
   estimateAccuracy?: EstimateAccuracy[];
 }

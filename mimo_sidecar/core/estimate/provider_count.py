@@ -25,6 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ..words import ANTHROPIC, GOOGLE, OPENAI
 from .jsjson import js_json_length
 from .jstext import est_len
@@ -215,22 +217,53 @@ class _Walk:
 
 def part_cost(part: Any) -> PartCost:
     """What `part` costs a provider, before choosing which one (see the module docstring)."""
-    length = js_json_length(part)
+    return sized_part_cost(part, js_json_length(part))
+
+
+def sized_part_cost(part: Any, length: int | None) -> PartCost:
+    """`part_cost` given the part's `JSON.stringify` length (None: unserialisable), which the
+    session's estimate already took when the part was stored."""
     if length is None:
         return PartCost(1000)  # behavior.md#stringify-parity: an unserialisable part
     walk = _Walk()
+    walked = part
     state = part.get("state") if isinstance(part, dict) and part.get("type") == "tool" else None
     if isinstance(state, dict):
         kept = ("metadata",) if state.get("status") == "error" else ()
         host_only = [k for k in HOST_ONLY_STATE if k in state and k not in kept]
         walk.removed += sum(_member_length(k, state[k]) for k in host_only)
-        part = {**part, "state": {k: v for k, v in state.items() if k not in host_only}}
-    walk.value(part)
+        walked = {**part, "state": {k: v for k, v in state.items() if k not in host_only}}
+    if may_hold_payloads(part):
+        walk.value(walked)
     cost = PartCost(est_len(max(0, length - walk.removed)), tuple(walk.media), compaction=walk.compaction)
     if isinstance(part, dict) and part.get("type") in REASONING_TYPES:
         visible = _reasoning_text(part)
         return PartCost(cost.text, cost.media, _token_family(part), est_len(len(visible)), cost.compaction)
     return cost
+
+
+# Every key and `type` value that makes `_Walk` take something off or find media (`_media_of`,
+# `_Walk.is_token`, `encrypted_content`), quoted as JSON writes a key or a string.
+_PAYLOAD_NAMES = (
+    *sorted(TOKEN_KEYS),
+    "signature",
+    "encrypted_content",
+    "data",
+    "inlineData",
+    "fileData",
+    *("image", "document", "file", "input_image", "input_file", "image_url", "media"),
+)
+_PAYLOAD_MARK = re.compile(b'"(?:' + b"|".join(re.escape(n.encode()) for n in _PAYLOAD_NAMES) + b')"')
+
+
+def may_hold_payloads(part: Any) -> bool:
+    """Whether the walk over `part` can find anything: its JSON names one of `_PAYLOAD_NAMES`
+    (searched at C speed; a long text or tool output without them is not walked key by key)."""
+    try:
+        encoded = orjson.dumps(part)
+    except (TypeError, orjson.JSONEncodeError):
+        return True
+    return _PAYLOAD_MARK.search(encoded) is not None
 
 
 def _member_length(key: str, value: Any) -> int:

@@ -744,6 +744,13 @@ def _steps(parts: list[Json]) -> list[list[tuple[int, Json]]]:
 # =============================================================================================
 # Per-turn reminder (behavior.md#memory-reminder)
 # =============================================================================================
+def prepare_message(msg: Message) -> None:
+    """What `msg` converts to before any pass's state, computed now and kept on it (an assistant
+    message's plan, until the message changes)."""
+    if msg.role == "assistant" and msg.parts:
+        _AssistantPlan.cached(msg)
+
+
 def add_reminder(turns: list[Turn], msgs: Sequence[Message], reminder: str, report: r.Report) -> None:
     """At the end of the newest user-role stored message (never an OpenAI tool-role message).
 

@@ -14,41 +14,49 @@ A cut may go before message `c` only where nothing after it can change what come
 - every call before `c` took its result from before `c` (a result stored later would be its
   result); a call sent as interrupted is carried: a result for it after the cut makes the prefix
   unusable (the view is converted whole again);
-- something after `c` is converted to a turn, where the writer's closing text goes; with the
-  per-turn reminder, `c` is not after the newest user-role message, which carries it (in a session
-  whose results are inline, MiMo's and OpenCode's, the turn in progress is then converted each
-  time: its prompt holds the reminder);
+- something after `c` is converted to a turn, where the writer's closing text goes;
 
 and what crosses it is carried: the call IDs issued and the results no call took (reported at the
 end, `Carried`), the call-ID map, the calls not replayed, the warnings and counts in their order
 (`Report.absorb`), each message's share of `estimatedTokens` with what the turn in progress adds,
-the costs of a provider response whose entries straddle it, and the newest assistant turn (the
-target's default model). A renderer that merges a message across the cut (Anthropic and Gemini
-merge same-role messages) or changes one at the end (breakpoints, the final-message rules) changes
-its own copy (`Rendered.own`).
+the costs of a provider response whose entries straddle it, the volatile blocks (no breakpoint
+goes on them), and the newest assistant turn (the target's default model). A renderer that merges
+a message across the cut (Anthropic and Gemini merge same-role messages) or changes one at the end
+(breakpoints, the final-message rules) changes its own copy (`Rendered.own`).
 
-The prefix is used again only when the view still starts with the same message objects, none of
-them changed since (a change clears `Message.derived`, where the memo leaves its stamp), followed by
-the same unchanged message at the cut (the cut went there because of what that message is: a prompt
-with parts, the first entry of a new response), with the same options, target and provider
-counting; otherwise the view is converted whole and the memo starts again from it.
+With the per-turn reminder, two prefixes are kept. `prefix` is cut not after the newest user-role
+message, which carries the reminder; `inner` is cut after it, inside the turn in progress, and its
+output holds the reminder where a whole conversion puts it (its `reminder`). A long turn's steps
+(in a session whose results are inline, MiMo's and OpenCode's, hundreds of steps under one prompt)
+are converted from `inner`, one step each; it serves while the reminder is the same text and no
+newer user-role message has taken it, and `prefix` serves the request after a new prompt. A
+reminder that becomes a turn of its own (its message sends nothing else) keeps no inner cut.
+
+A prefix is used again only when the view still starts with the same message objects, none of
+them changed since (a change clears `Message.derived`, where the memo leaves its stamp; while
+`Message.kept_changes` stays, no kept message of any memo changed and the stamps need no look),
+followed by the same unchanged message at the cut (the cut went there because of what that
+message is: a prompt with parts, the first entry of a new response), with the same options, target
+and provider counting; otherwise the view is converted whole and the memo starts again from it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 
 from ..estimate.provider_count import Counting, PartCost, counting_for, hidden_reasoning
 from ..formats import RENDERERS, cache_ttl_for
 from ..formats.context import RenderContext, Rendered
 from ..formats.model import Turn
-from ..formats.normalize import Carried, Normalizer, add_closing_text, add_reminder
+from ..formats.normalize import Carried, Normalizer, add_closing_text, add_reminder, prepare_message
 from ..formats.report import Report
 from ..formats.target import Target, resolve
-from ..session.message import Message
+from ..session.message import KEPT, Json, Message
 from ..session.shapes import is_carrier
-from .size import base_share
+from .size import base_share, marked_parts
 
 ModelInUse = tuple[str | None, str | None]
 
@@ -108,18 +116,25 @@ class _Prefix:
     shares: dict[str, int] = field(default_factory=dict)  # outside the turn in progress
     trailing: list[tuple[str, int]] = field(default_factory=list)  # after the newest prompt: in_turn
     responses: dict[str, list[PartCost]] = field(default_factory=dict)
+    volatile: list[Json] = field(default_factory=list)  # `out`'s volatile blocks (no breakpoint on them)
+    changes: int = -1  # `Message.kept_changes` when its messages were last found unchanged
+    reminder: str | None = None  # the per-turn reminder `out` holds (a cut inside the turn in progress)
 
 
 EMPTY = _Prefix()
 
 
 class BuildMemo:
-    """The prefix of the newest request built through it (one per session, agent and purpose)."""
+    """The prefixes of the newest request built through it (one per session, agent and purpose):
+    `prefix`, cut before the message that carries the per-turn reminder (or anywhere without one),
+    and `inner`, cut inside the turn in progress with the reminder in its output, which serves the
+    requests that add steps to that turn (behavior.md#request-reuse)."""
 
     def __init__(self) -> None:
         self.stamp = object()  # the key of this memo's stamp in `Message.derived`
         self.prefix: _Prefix | None = None
-        self.reused = 0  # messages taken from the prefix by the newest conversion (for tests)
+        self.inner: _Prefix | None = None
+        self.reused = 0  # messages taken from a prefix by the newest conversion (for tests)
 
     def convert(
         self,
@@ -128,39 +143,86 @@ class BuildMemo:
         reminder: str | None,
         closing: tuple[str, str] | None,
     ) -> Conversion:
-        prefix = self._valid_prefix(msgs, options) or EMPTY
-        self.prefix = None  # released before converting (one conversion's objects at a time)
-        result = _convert(msgs, options, reminder, closing, prefix) if prefix is not EMPTY else None
+        inner, outer = self.inner, self.prefix
+        self.prefix = self.inner = None  # released before converting (one conversion's objects at a time)
+        result = None
+        if self._valid(inner, msgs, options, reminder):
+            assert inner is not None
+            prefix: _Prefix = inner
+            result = _convert(msgs, options, reminder, closing, inner)
+            # The outer prefix's messages begin the inner one's: they are valid with it.
+        if result is None and self._valid(outer, msgs, options, reminder):
+            assert outer is not None
+            prefix = outer
+            result = _convert(msgs, options, reminder, closing, outer)
+        elif result is None:
+            outer = None
         if result is None:
             prefix = EMPTY
             result = _convert(msgs, options, reminder, closing, EMPTY)
             assert result is not None  # from the empty prefix nothing can refuse
-        conversion, snapshot = result
+        conversion, snapshots = result
         self.reused = len(prefix.messages)
-        self.prefix = snapshot or (prefix if prefix is not EMPTY else None)
-        if snapshot is not None:
-            stamp = self.stamp
-            for m in snapshot.messages[len(prefix.messages) :]:
-                m.derived[stamp] = True
+        if prefix.reminder is not None:  # from the inner prefix: the outer one still holds
+            self.prefix = outer
+            self.inner = snapshots[-1] if snapshots else prefix
+        else:
+            kept = prefix if prefix is not EMPTY else None
+            self.prefix = next((p for p in reversed(snapshots) if p.reminder is None), kept)
+            self.inner = next((p for p in snapshots if p.reminder is not None), None)
+        stamp = self.stamp
+        start = len(prefix.messages)
+        for snapshot in snapshots:
+            for m in snapshot.messages[start:]:
+                m.derived[stamp] = m.derived[KEPT] = True
+            start = len(snapshot.messages)
             assert snapshot.opener is not None
-            snapshot.opener.derived[stamp] = True
+            snapshot.opener.derived[stamp] = snapshot.opener.derived[KEPT] = True
+        changes = Message.kept_changes  # the messages just stamped are as they are now
+        for kept in (self.prefix, self.inner):
+            if kept is not None and kept.changes == -1:
+                kept.changes = changes
         return conversion
 
-    def _valid_prefix(self, msgs: Sequence[Message], options: Options) -> _Prefix | None:
-        prefix = self.prefix
+    def _valid(
+        self, prefix: _Prefix | None, msgs: Sequence[Message], options: Options, reminder: str | None
+    ) -> bool:
         if prefix is None or prefix.key is None or prefix.key[0] != options:
-            return None
+            return False
         held = prefix.messages
         head = msgs[: len(held)]
         if len(msgs) <= len(held) or (head if isinstance(head, list) else list(head)) != held:
-            return None  # compared by identity: the same message objects
+            return False  # compared by identity: the same message objects
         stamp = self.stamp
         opener = msgs[len(held)]
         if opener is not prefix.opener or stamp not in opener.derived:
-            return None  # the cut went before this message because of what it was (a prompt, a new response)
-        if not all(stamp in m.derived for m in held):
-            return None
-        return prefix
+            return False  # the cut went before this message because of what it was (a prompt, a new response)
+        if prefix.reminder is not None and (
+            prefix.reminder != reminder or any(m.role == "user" for m in msgs[len(held) :])
+        ):
+            return False  # the reminder it holds is another, or it has moved to a newer message
+        # Every message unchanged since (a change clears `derived`): none of any memo changed since
+        # they were last checked, else each checked (at C speed).
+        changes = Message.kept_changes
+        if prefix.changes != changes:
+            if not all(map(dict.__contains__, map(_DERIVED, held), repeat(stamp))):
+                return False
+            prefix.changes = changes
+        return True
+
+
+_DERIVED = attrgetter("derived")
+
+
+def prepare(msgs: Iterable[Message]) -> None:
+    """What every conversion takes from each message, computed while its parts are fresh from the
+    parse (`session/open`): the parts' provider costs, from the JSON lengths their estimate took,
+    and what an assistant message converts to. The first request after the open then converts
+    what any later one would (behavior.md#request-reuse)."""
+    for m in msgs:
+        m.plain_request_tokens()  # the parts' costs first
+        marked_parts(m)
+        prepare_message(m)
 
 
 def convert(
@@ -193,6 +255,14 @@ def _candidate_cut(live: Sequence[Message], reminder: bool) -> int | None:
     return None
 
 
+def _candidate_cuts(live: Sequence[Message], reminder: bool) -> list[int]:
+    """The candidate cuts, in order: with a reminder to place in `live`, the latest before the
+    message that carries it and the latest after it (inside the turn in progress, the prefix then
+    holding the reminder); else the latest."""
+    cuts = [c for c in {_candidate_cut(live, reminder), _candidate_cut(live, False)} if c is not None]
+    return sorted(cuts)
+
+
 def _earlier(live: Sequence[Message], c: int) -> Iterator[Message]:
     return (live[i] for i in range(c - 1, -1, -1))
 
@@ -209,27 +279,25 @@ class _Mark:
 
 def _normalise(
     live: Sequence[Message], options: Options, prefix: _Prefix, report: Report, reminder: bool
-) -> tuple[list[Turn], _Mark | None] | None:
-    """The turns of `live` and the mark at its cut (None: a result in `live` answers a call the
+) -> tuple[list[Turn], list[_Mark]] | None:
+    """The turns of `live` and the marks at its cuts (None: a result in `live` answers a call the
     prefix sent as interrupted)."""
     normalizer = Normalizer(live, options.skill_flag, report, prefix.carried)
     if normalizer.answers_interrupted():
         return None
-    cut = _candidate_cut(live, reminder)
-    mark = None
-    if cut is not None:
-        normalizer.feed(0, cut)
+    marks = []
+    fed = 0
+    for cut in _candidate_cuts(live, reminder):
+        normalizer.feed(fed, cut)
+        fed = cut
         if normalizer.opens_turn(cut):
             normalizer.close()  # what `feed` would do first at `cut`
             if normalizer.reach < cut:
-                mark = _Mark(cut, len(normalizer.turns), normalizer.carry(cut), report.copy())
-        normalizer.feed(cut, len(live))
-    else:
-        normalizer.feed(0, len(live))
+                marks.append(_Mark(cut, len(normalizer.turns), normalizer.carry(cut), report.copy()))
+    normalizer.feed(fed, len(live))
     turns = normalizer.finish()
-    if mark is not None and len(turns) == mark.turns:
-        mark = None  # nothing after the cut to carry the reminder or the closing text
-    return turns, mark
+    # Nothing after the cut to carry the reminder or the closing text: not kept.
+    return turns, [mark for mark in marks if mark.turns < len(turns)]
 
 
 def _convert(
@@ -238,26 +306,35 @@ def _convert(
     reminder: str | None,
     closing: tuple[str, str] | None,
     prefix: _Prefix,
-) -> tuple[Conversion, _Prefix | None] | None:
+) -> tuple[Conversion, list[_Prefix]] | None:
     """The conversion of `msgs` from `prefix` (None: the prefix cannot serve this request), and the
-    prefix up to the newest cut, when there is one after `prefix`'s."""
+    prefixes up to the new cuts after `prefix`'s, in order."""
     live = msgs[len(prefix.messages) :]
+    placing = reminder is not None and prefix.reminder is None  # the reminder goes into `live`
     norm = Report()
-    normalised = _normalise(live, options, prefix, norm, reminder is not None)
+    normalised = _normalise(live, options, prefix, norm, placing)
     if normalised is None:
         return None
-    turns, mark = normalised
-    split = mark.turns if mark is not None else 0
+    turns, marks = normalised
+    carrier = next((m for m in reversed(live) if m.role == "user"), None) if placing else None
+    position = {m.id: i for i, m in enumerate(live)}
+    outer = [k for k in marks if carrier is None or k.cut <= position[carrier.id]]
+    split = outer[-1].turns if outer else 0
     tail = turns[split:]
-    if prefix is not EMPTY and (
-        not tail or (reminder is not None and not any(m.role == "user" for m in live))
-    ):
+    if prefix is not EMPTY and (not tail or (placing and carrier is None)):
         return None  # the reminder or the closing text would go into the prefix
-    if reminder is not None:
-        add_reminder(tail, live[mark.cut if mark is not None else 0 :], reminder, norm)
+    if reminder is not None and placing:
+        count = len(tail)
+        add_reminder(tail, live[outer[-1].cut if outer else 0 :], reminder, norm)
+        if len(tail) != count or carrier is None:
+            marks = outer  # the reminder became a turn of its own: no cut after it
     if closing is not None:
         add_closing_text(tail, *closing)
     turns[split:] = tail
+    if carrier is not None and len(marks) > len(outer):
+        holders = [i for i, t in enumerate(turns) if carrier.id in t.sources]
+        if not holders or holders[-1] >= marks[-1].turns:
+            marks = outer  # the reminder's turn is not before the inner cut
 
     renderer = RENDERERS[options.fmt]
     scan = [prefix.newest_assistant, *turns] if prefix.newest_assistant is not None else turns
@@ -277,26 +354,33 @@ def _convert(
     ids = renderer.call_ids()
     ids.mapped = dict(prefix.call_ids)
     render_report = Report()
-    ctx = RenderContext(target, render_report, ids, cache_ttl, set(prefix.dropped_calls))
+    ctx = RenderContext(
+        target, render_report, ids, cache_ttl, set(prefix.dropped_calls), list(prefix.volatile)
+    )
     out = prefix.out.resumed()
-    snapshot = None
-    if mark is not None:
-        renderer.feed(turns[: mark.turns], ctx, out)
-        snapshot = _snapshot(prefix, live, mark, key, out, ctx, turns[: mark.turns], counting)
-        out = snapshot.out.resumed()
-        renderer.feed(turns[mark.turns :], ctx, out)
-    else:
-        renderer.feed(turns, ctx, out)
+    snapshots: list[_Prefix] = []
+    fed = 0
+    for i, mark in enumerate(marks):
+        base = snapshots[-1] if snapshots else prefix
+        renderer.feed(turns[fed : mark.turns], ctx, out)
+        held = reminder if i >= len(outer) else None  # an inner cut: the reminder is before it
+        snapshots.append(
+            _snapshot(prefix, base, live, mark, key, out, ctx, turns[fed : mark.turns], counting, held)
+        )
+        out = out.resumed()
+        fed = mark.turns
+    renderer.feed(turns[fed:], ctx, out)
     renderer.finish(out, ctx)
     if len(out.messages) < len(prefix.out.messages):
         return None  # the final-message rules left out a message the prefix holds
-    if snapshot is not None and len(out.messages) < len(snapshot.out.messages):
-        snapshot = None  # the same, for a message before the new cut: not kept
+    # The same, for a message before a new cut: that prefix and those after it are not kept.
+    short = (i for i, p in enumerate(snapshots) if len(out.messages) < len(p.out.messages))
+    snapshots = snapshots[: next(short, len(snapshots))]
     report.absorb(prefix.render)
     report.absorb(render_report)
     shares = _request_shares(prefix, live, out, counting)
-    firsts = _firsts(snapshot or prefix, out)
-    return Conversion(out, report, ids.mapped, target, cache_ttl, shares, firsts), snapshot
+    firsts = _firsts(snapshots[-1] if snapshots else prefix, out)
+    return Conversion(out, report, ids.mapped, target, cache_ttl, shares, firsts), snapshots
 
 
 def _firsts(kept: _Prefix, out: Rendered) -> list[str]:
@@ -306,6 +390,7 @@ def _firsts(kept: _Prefix, out: Rendered) -> list[str]:
 
 def _snapshot(
     prefix: _Prefix,
+    base: _Prefix,
     live: Sequence[Message],
     mark: _Mark,
     key: tuple[Options, Target, Counting],
@@ -313,32 +398,36 @@ def _snapshot(
     ctx: RenderContext,
     turns: Sequence[Turn],
     counting: Counting,
+    reminder: str | None,
 ) -> _Prefix:
     """The prefix up to the mark's cut, made while the request is rendered (before anything after
-    the cut is fed)."""
+    the cut is fed): `base` (`prefix`, or the snapshot at an earlier cut of this pass) followed by
+    `turns`; `reminder`: the per-turn reminder they hold (the cut is inside the turn in progress)."""
     norm = prefix.norm.copy()
     norm.absorb(mark.norm)
     render = prefix.render.copy()
     render.absorb(ctx.report)
-    before = live[: mark.cut]
-    responses = dict(prefix.responses)
-    shares = _shares(_contributing(before, out, len(prefix.out.messages)), counting, responses)
+    before = live[len(base.messages) - len(prefix.messages) : mark.cut]
+    responses = dict(base.responses)
+    shares = _shares(_contributing(before, out, len(base.out.messages)), counting, responses)
     newest = next((t for t in reversed(turns) if t.role == "assistant" and (t.provider or t.model)), None)
     return _Prefix(
-        messages=[*prefix.messages, *before],
+        messages=[*base.messages, *before],
         opener=live[mark.cut],
         key=key,
         carried=mark.carried,
         norm=norm,
         render=render,
         out=out,  # given up by the caller, which goes on from a copy (`resumed`)
-        firsts=_firsts(prefix, out),
+        firsts=_firsts(base, out),
         call_ids=dict(ctx.ids.mapped),
         dropped_calls=set(ctx.dropped_calls),
-        newest_assistant=newest or prefix.newest_assistant,
-        shares={**prefix.shares, **{s.message_id: s.outside for s in shares}},
-        trailing=_trailing(prefix.trailing, shares),
+        newest_assistant=newest or base.newest_assistant,
+        shares={**base.shares, **{s.message_id: s.outside for s in shares}},
+        trailing=_trailing(base.trailing, shares),
         responses=responses,
+        volatile=list(ctx.volatile),
+        reminder=reminder if reminder is not None else base.reminder,
     )
 
 
@@ -393,4 +482,4 @@ def _request_shares(
     return total
 
 
-__all__ = ["BuildMemo", "Conversion", "Options", "convert"]
+__all__ = ["BuildMemo", "Conversion", "Options", "convert", "prepare"]

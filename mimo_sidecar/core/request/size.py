@@ -126,7 +126,20 @@ def cleared_tokens(part: Json, counting: Counting) -> int:
     return max(0, sent - _PLACEHOLDER_TOKENS) if sent else 0
 
 
+def marked_parts(message: Message) -> list[Json]:
+    """The message's parts that carry a compaction mark, found once per version of it."""
+    marked: list[Json] | None = message.derived.get(_MARKED)
+    if marked is None:
+        marked = message.derived[_MARKED] = [p for p in message.parts if is_marked(p)]
+    return marked
+
+
+_MARKED = "marked-parts"
+
+
 def _cleared_tokens(message: Message, counting: Counting) -> int:
+    if not marked_parts(message):
+        return 0
     key = ("cleared-tokens", counting)
     cached = message.derived.get(key)
     if cached is None:

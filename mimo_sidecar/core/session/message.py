@@ -8,11 +8,11 @@ own annotations (`seq`, the caches) live on this record, never inside the host's
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 from ..estimate.jsjson import js_json_length
 from ..estimate.jstext import est_len
-from ..estimate.provider_count import Counting, PartCost, cost_tokens, part_cost
+from ..estimate.provider_count import Counting, PartCost, cost_tokens, sized_part_cost
 from ..words import MAIN_AGENT
 
 # behavior.md#stringify-parity: a part that cannot be serialized counts 1000
@@ -44,10 +44,21 @@ def created_problem(value: Any) -> CreatedProblem | None:
 
 def part_tokens(part: Any) -> int:
     """`est(JSON.stringify(part))`, rounded per part (behavior.md#message-estimate)."""
-    n = js_json_length(part)
+    return tokens_of_length(js_json_length(part))
+
+
+def tokens_of_length(n: int | None) -> int:
+    """`part_tokens` of a part whose `JSON.stringify` length is `n` (None: unserialisable)."""
     if n is None:
         return UNSERIALIZABLE_PART_TOKENS
     return est_len(n)
+
+
+# The key a request memo sets in `derived` on each message it keeps (core/request/build_memo.py). A
+# change to such a message counts in `Message.kept_changes`: while that count stays, no kept
+# message of any memo has changed, and a memo need not look at each of its own.
+KEPT = "kept-by-a-request-memo"
+_PLAIN_TOKENS = "request-tokens-for-any-provider"
 
 
 class Message:
@@ -69,6 +80,7 @@ class Message:
         "derived",
         "_flags",
         "_costs",
+        "_lengths",
     )
 
     def __init__(self, info: Json, parts: list[Json] | None = None, seq: int = 0) -> None:
@@ -83,6 +95,7 @@ class Message:
         self.derived: dict[Any, Any] = {}
         self._flags: tuple[bool, bool, bool] | None = None
         self._costs: list[PartCost | None] = []
+        self._lengths: list[int | None] = []  # each part's JSON length, which its cost starts from
         self.replace_parts(parts or [])
 
     # -- identity and classification -------------------------------------------------------
@@ -115,8 +128,12 @@ class Message:
     def has_finish(self) -> bool:
         return "finish" in self.info and self.info["finish"] is not None
 
+    kept_changes: ClassVar[int] = 0
+
     def changed(self) -> None:
         """Forget everything derived from the message (call after any change to info or parts)."""
+        if KEPT in self.derived:
+            Message.kept_changes += 1
         self.derived.clear()
         self._flags = None
 
@@ -155,7 +172,8 @@ class Message:
     # -- incremental part maintenance ------------------------------------------------------
     def replace_parts(self, parts: list[Json]) -> None:
         self.parts = list(parts)
-        self.part_tokens = [part_tokens(p) for p in self.parts]
+        self._lengths = [js_json_length(p) for p in self.parts]
+        self.part_tokens = [tokens_of_length(n) for n in self._lengths]
         self._costs = [None] * len(self.parts)
         self.tokens = sum(self.part_tokens)
         self._reindex()
@@ -169,13 +187,15 @@ class Message:
 
     def set_part(self, part: Json) -> None:
         """Insert or replace one part (matched by `id`); only that part is re-estimated."""
-        cost = part_tokens(part)
+        length = js_json_length(part)
+        cost = tokens_of_length(length)
         pid = part.get("id")
         i = self._part_index.get(pid) if isinstance(pid, str) else None
         if i is None:
             self.parts.append(part)
             self.part_tokens.append(cost)
             self._costs.append(None)
+            self._lengths.append(length)
             if isinstance(pid, str):
                 self._part_index[pid] = len(self.parts) - 1
             self.tokens += cost
@@ -184,6 +204,7 @@ class Message:
             self.parts[i] = part
             self.part_tokens[i] = cost
             self._costs[i] = None
+            self._lengths[i] = length
         self.changed()
 
     def remove_part(self, part_id: str) -> bool:
@@ -194,16 +215,19 @@ class Message:
         del self.parts[i]
         del self.part_tokens[i]
         del self._costs[i]
+        del self._lengths[i]
         self._reindex()
         self.changed()
         return True
 
     def refresh_part(self, index: int) -> None:
         """Re-estimate one part after the sidecar mutated it in place (microcompaction)."""
-        cost = part_tokens(self.parts[index])
+        length = js_json_length(self.parts[index])
+        cost = tokens_of_length(length)
         self.tokens += cost - self.part_tokens[index]
         self.part_tokens[index] = cost
         self._costs[index] = None
+        self._lengths[index] = length
         self.changed()
 
     # -- the request-size figure (behavior.md#d15) ---------------------------------------------
@@ -212,17 +236,30 @@ class Message:
         costs = self._costs
         for i, cost in enumerate(costs):
             if cost is None:
-                costs[i] = part_cost(self.parts[i])
+                costs[i] = sized_part_cost(self.parts[i], self._lengths[i])
         return cast(list[PartCost], costs)  # every entry is set above
 
     def request_tokens(self, counting: Counting) -> int:
         """What the message's parts cost `counting`'s provider in a request (the reasoning a usage
         record says a response produced is added per response: `request_size`)."""
+        plain = self.plain_request_tokens()
+        if plain is not None:
+            return plain
         key = ("request-tokens", counting)
         cached = self.derived.get(key)
         if cached is None:
             cached = self.derived[key] = sum(cost_tokens(c, counting) for c in self.part_costs())
         return int(cached)
+
+    def plain_request_tokens(self) -> int | None:
+        """`request_tokens` when no part holds media or an encrypted compaction, which every
+        provider counts alike (None otherwise); computed once per version of the message."""
+        cached = self.derived.get(_PLAIN_TOKENS)
+        if cached is None:
+            costs = self.part_costs()
+            plain = all(not c.media and not c.compaction for c in costs)
+            cached = self.derived[_PLAIN_TOKENS] = sum(c.text for c in costs) if plain else -1
+        return None if cached < 0 else int(cached)
 
     def to_json(self) -> Json:
         return {"info": self.info, "parts": self.parts}

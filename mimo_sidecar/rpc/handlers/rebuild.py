@@ -8,6 +8,7 @@ from ...core.formats import BuildOutput, Target
 from ...core.outcomes import Built, Computed, Inserted
 from ...core.rebuild.render import RenderResult
 from ...core.request.assembly import host_view as request_host_view
+from ...core.words import PreviewMode
 from ...service import InsertRequest
 from ...transport.jsonrpc_codec import EncodedJson
 from ...wire import rebuild as w
@@ -55,6 +56,13 @@ def report_of(rendered: RenderResult, include_text: bool = False) -> w.RenderRep
     )
 
 
+def preview_mode(preview: bool | PreviewMode) -> PreviewMode:
+    """`preview` as hosts wrote it before the modes: `true` always, `false` never."""
+    if isinstance(preview, bool):
+        return "always" if preview else "never"
+    return preview
+
+
 def compute_result(computed: Computed, include_text: bool) -> w.ComputeResult:
     res = computed.result
     t, wm = res.trigger, res.watermark
@@ -64,6 +72,7 @@ def compute_result(computed: Computed, include_text: bool) -> w.ComputeResult:
         watermark=None if wm is None else w.WatermarkInfo.of_fields(wm, message_id=wm.id),
         stored_watermark=res.stored_watermark,
         writer_in_flight=computed.writer_in_flight,
+        preview_computed=res.preview_computed,
         preview=None
         if res.preview is None or res.fidelity is None
         else w.PreviewInfo(
@@ -136,7 +145,7 @@ def register(server: SidecarServer) -> None:
             agent_id=p.agent_id,
             usage=p.usage.model_dump() if p.usage else None,
             model=p.model.limits() if p.model else None,
-            preview=p.preview,
+            preview=preview_mode(p.preview),
         )
         return compute_result(computed, p.include_text)
 
