@@ -745,6 +745,7 @@ def build(
         cache_ttl=cache_ttl,
         model_in_use=model_in_use(session, agent_id),
         memo=session.kept(("build", agent_id), BuildMemo),
+        boundary=session.view_checkpoint_boundary(agent_id),
     )
     pending = usage_recovered(view, session.ordering(), session.view_carriers(agent_id))
     added = sidecar_tool_names(sidecar_tools) if sidecar_tools is not None else ()

@@ -11,7 +11,7 @@ This package imports pydantic only (no pygls), so engine code and docs tooling c
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Self
+from typing import Annotated, Any, ClassVar, Self, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
@@ -56,9 +56,9 @@ class Result(BaseModel):
     """Method results: built in Python by field name, serialized with camelCase keys.
 
     `PASS_THROUGH` names fields that hold JSON the core built (a request's messages: tens of
-    megabytes for a long view). `passing_through` neither validates nor copies them, and
-    `dispatch.encode_result` writes them with orjson as they are: pydantic's dump copied every
-    dict of a 40 MB request (a third of a whole-view build)."""
+    megabytes for a long view; its per-message lists, as long as the view). `passing_through`
+    neither validates nor copies them, and `dispatch.encode_result` writes them with orjson as they
+    are: pydantic's dump copied every dict of a 40 MB request (a third of a whole-view build)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -85,7 +85,10 @@ class Result(BaseModel):
     def passing_through(cls, **fields: Any) -> Self:
         """The result with `PASS_THROUGH` fields set as given (the others are validated)."""
         given = {name: fields.pop(name) for name in cls.PASS_THROUGH if name in fields}
-        model = cls(**fields, **{name: [] for name in given})
+        empty: dict[str, Any] = {
+            name: {} if get_origin(cls.model_fields[name].annotation) is dict else [] for name in given
+        }
+        model = cls(**fields, **empty)
         for name, value in given.items():
             model.__dict__[name] = value
         return model

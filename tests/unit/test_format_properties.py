@@ -26,6 +26,7 @@ from mimo_sidecar.core.config import RebuildConfig
 from mimo_sidecar.core.formats import FORMATS, Target
 from mimo_sidecar.core.formats.rules import check
 from mimo_sidecar.core.memory.files import MemoryRoot
+from mimo_sidecar.core.rebuild.collapse import _newest_checkpoint_boundary
 from mimo_sidecar.core.session.ids import IdMinter
 from mimo_sidecar.core.session.session import Session, batch_from_messages
 from tests.fuzz import examples
@@ -245,6 +246,14 @@ def check_all(session: Session, agent: str = "main", **build: Any) -> None:
         assert violations == [], (fmt, violations)
 
 
+def assert_boundary_found_without_a_walk(session: Session) -> None:
+    """The boundary the session names for collapse is the one a walk over the view finds."""
+    for agent in {m.agent_id for m in session.messages()} | {"main"}:
+        named = session.view_checkpoint_boundary(agent)
+        assert named is not ...  # not a forked session
+        assert named is _newest_checkpoint_boundary(list(session.context_view(agent))), agent
+
+
 def _ends_on_model(messages: list[Json]) -> bool:
     last = messages[-1] if messages else {}
     return last.get("role") in ("assistant", "model")
@@ -302,8 +311,10 @@ def test_any_session_is_valid_in_every_format_before_and_after_a_rebuild(
     session = Session(SID, "p", request_prefix=PREFIX)
     session.apply(batch_from_messages(session_messages(shape, generated)))
     check_all(session, target=target, cache_ttl=cache)
+    assert_boundary_found_without_a_walk(session)
     if rebuild(session):
         check_all(session, target=target, cache_ttl=cache)
+        assert_boundary_found_without_a_walk(session)
 
 
 @pytest.mark.parametrize("shape", ["inline", "anthropic", "openai"])
@@ -315,3 +326,5 @@ def test_generated_benchmark_sessions_are_valid_in_every_format(shape: str) -> N
         check_all(session, agent)
     assert rebuild(session)
     check_all(session, cache_ttl="1h")
+    assert_boundary_found_without_a_walk(session)
+    assert session.view_checkpoint_boundary() is not None

@@ -20,6 +20,7 @@ left with no part is dropped too. Trimmed carriers are new `Message` views over 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import EllipsisType
 from typing import Any
 
 from .. import texts
@@ -140,10 +141,14 @@ def _restated(
     return back, [c.call_id for c in late]
 
 
-def collapse(messages: list[Message], ordering: Ordering) -> CollapseResult:
+def collapse(
+    messages: list[Message], ordering: Ordering, boundary: Message | None | EllipsisType = ...
+) -> CollapseResult:
     """behavior.md#collapse over the main agent's request list; `messages` is returned as is when nothing
-    changes."""
-    boundary = _newest_checkpoint_boundary(messages)
+    changes. `boundary`: the newest checkpoint boundary of `messages` when the caller knows it
+    (`Session.view_checkpoint_boundary`: a long view is not walked on every build to find it)."""
+    if boundary is ...:
+        boundary = _newest_checkpoint_boundary(messages)
     if boundary is None:
         return CollapseResult(messages)
     span, warning = digested_range(boundary, ordering)

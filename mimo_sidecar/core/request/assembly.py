@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import EllipsisType
 
 from ..formats import DEFAULT_FORMAT, Target
 from ..formats.ai_sdk import tool_output
@@ -75,6 +76,7 @@ def build_messages(
     closing: tuple[str, str] | None = None,
     model_in_use: tuple[str | None, str | None] | None = None,
     memo: BuildMemo | None = None,
+    boundary: Message | None | EllipsisType = ...,
 ) -> BuiltRequest:
     """View → (collapse) → normalised turns (+ reminder, + closing text) → the messages of format
     `fmt`. `closing` is `(text, source)`: a last user text that no stored message holds (the
@@ -82,12 +84,12 @@ def build_messages(
     model) is the target's default when the host names none; without it, the newest assistant
     turn of the request. With `memo`, the conversion of the view up to its newest cut is kept and
     reused by the next request built through it (`build_memo`): the same request, converted from
-    what is new."""
+    what is new. `boundary`: the view's newest checkpoint boundary, when the caller knows it (collapse)."""
     msgs = list(messages)
     collapse_warnings: list[str] = []
     collapsed_ids: list[str] = []
     if collapse_tail:
-        collapsed = collapse(msgs, ordering)
+        collapsed = collapse(msgs, ordering, boundary)
         msgs, collapsed_ids = list(collapsed.messages), list(collapsed.removed_ids)
         collapse_warnings += collapsed.warnings
     options = Options(fmt, target, cache_ttl, skill_catalog_flag, model_in_use)

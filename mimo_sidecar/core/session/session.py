@@ -14,6 +14,7 @@ import bisect
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from types import EllipsisType
 from typing import Any, Protocol, TypeVar, cast, overload
 
 from .. import texts
@@ -318,6 +319,21 @@ class Session:
             for m in self._carriers
             if m.agent_id == agent_id and (floor is None or self._listing_key(m) >= floor)
         ]
+
+    def view_checkpoint_boundary(self, agent_id: str = MAIN_AGENT) -> Message | None | EllipsisType:
+        """The checkpoint boundary the agent's view holds last (the one collapse reads, behavior.md#collapse),
+        found among the session's few boundary carriers instead of by a walk over the view: the view is in
+        listing order, so the last one is the one with the greatest listing key. `...` when the view
+        starts with inherited context (a forked session without a boundary of its own), whose boundaries
+        are the parent's: the caller looks at the view itself."""
+        if agent_id == MAIN_AGENT and self._inherits():
+            return ...
+        found: Message | None = None
+        for m in self.view_carriers(agent_id):
+            newer = found is None or self._listing_key(m) > self._listing_key(found)
+            if newer and m.is_checkpoint_boundary():
+                found = m
+        return found
 
     def active_actors(self) -> list[Json]:
         """This session's background actors that are pending or running, in registry order (D1)."""
