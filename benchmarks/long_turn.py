@@ -144,10 +144,14 @@ def over_stdio(steps: int, reps: int, tmp: Path, command: list[str]) -> Json:
                     floors.append(min(trip))
                     encodes.append(min(run.Timer.repeat(lambda got=result: orjson.dumps(got), 3)))
             handled = run.handler_ms(client, "request/build")[before:]
+            own_encodes = run.handler_encode_ms(client, "request/build")[before:]
     finally:
         run.SIDECAR_COMMAND[:] = saved
     handler = statistics.median(handled) if handled else None
     encode = statistics.median(encodes)
+    # The handler's own work: its time less its own encode of the response, build by build
+    paired = len(own_encodes) == len(handled)
+    work = [h - e for h, e in zip(handled, own_encodes, strict=True)] if paired else []
     return {
         "steps": steps,
         "median_ms": round(statistics.median(samples), 3),
@@ -156,6 +160,8 @@ def over_stdio(steps: int, reps: int, tmp: Path, command: list[str]) -> Json:
         "handler_ms": round(handler, 3) if handler is not None else None,
         "encode_ms": round(encode, 3),
         "handler_beyond_encode_ms": round(handler - encode, 3) if handler is not None else None,
+        "own_encode_ms": round(statistics.median(own_encodes), 3) if own_encodes else None,
+        "handler_work_ms": round(statistics.median(work), 3) if work else None,
         "reminder_added": reminded,
     }
 
@@ -164,11 +170,16 @@ def measure(reps: int = 30, tmp: Path | None = None, command: list[str] | None =
     rows: Json = {"in_process": {str(n): after_one_step(n, reps) for n in TURN_LENGTHS}}
     if tmp is not None and command is not None:
         rows["stdio"] = {str(n): over_stdio(n, reps, tmp, command) for n in TURN_LENGTHS}
-    for kind, key in (("in_process", "median_ms"), ("stdio", "handler_beyond_encode_ms")):
+    ratios = (
+        ("in_process", "median_ms", "ratio_to_100"),
+        ("stdio", "handler_beyond_encode_ms", "ratio_to_100"),
+        ("stdio", "handler_work_ms", "work_ratio_to_100"),
+    )
+    for kind, key, name in ratios:
         if kind in rows:
             base = rows[kind][str(TURN_LENGTHS[0])][key]
             for row in rows[kind].values():
-                row["ratio_to_100"] = round(row[key] / base, 2) if base and row[key] is not None else None
+                row[name] = round(row[key] / base, 2) if base and row[key] is not None else None
     return rows
 
 
@@ -189,6 +200,10 @@ def table(rows: Json) -> str:
                 f"({row['ratio_to_100']}x the 100-step turn's); round trip {row['median_ms']:.3g} ms, "
                 f"{row['beyond_json_ms']:.3g} ms beyond a serialise and parse; "
                 f"reminder added: {row['reminder_added']}"
+            )
+            lines.append(
+                f"         the handler's own encode {row['own_encode_ms']} ms, its work beside it "
+                f"{row['handler_work_ms']} ms ({row['work_ratio_to_100']}x the 100-step turn's)"
             )
     return "\n".join(lines)
 

@@ -364,6 +364,15 @@ def handler_ms(client: SidecarClient, method: str) -> list[float]:
     return [float(x) for x in found]
 
 
+def handler_encode_ms(client: SidecarClient, method: str) -> list[float]:
+    """The part of each `handler_ms` time that encoded the result (the timing log's `encode` line)."""
+    path = LOGS.get(client.pid)
+    if path is None:
+        return []
+    pattern = rf"mimo_sidecar\.timing: {re.escape(method)} encode ([0-9.]+) ms"
+    return [float(x) for x in re.findall(pattern, path.read_text(errors="replace"))]
+
+
 def peak_rss_bytes(pid: int) -> dict[str, int]:
     """VmHWM (peak) and VmRSS (current) of a live process, from /proc (Linux), in bytes."""
     out: dict[str, int] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -51,6 +52,32 @@ def test_shutdown_then_exit_is_code_0(memory_root: Path) -> None:
         c.notify("exit")
         assert c.wait(5) == 0
         assert c.violations == []
+
+
+def test_the_debug_timing_log_gives_each_handler_and_its_encode(memory_root: Path) -> None:
+    """At DEBUG, each handler's time, and for a result the handler encodes, that encode apart (on
+    stderr: stdout carries frames only). The benchmarks tell a build's work from its serialising."""
+    with RawClient(["--stdio", "--log-level", "debug"]) as c:
+        c.initialize(memory_root)
+        opened = {
+            "sessionId": "timed",
+            "messages": [
+                {
+                    "info": {"id": "m1", "role": "user"},
+                    "parts": [{"id": "p1", "type": "text", "text": "hello"}],
+                }
+            ],
+        }
+        assert "result" in c.call("session/open", opened)
+        assert "result" in c.call("request/build", {"sessionId": "timed"})
+        assert c.call("shutdown")["result"] is None
+        c.notify("exit")
+        assert c.wait(5) == 0
+        log = c.stderr_text()
+        assert c.violations == []
+    handled = re.findall(r"mimo_sidecar\.timing: request/build ([0-9.]+) ms", log)
+    encoded = re.findall(r"mimo_sidecar\.timing: request/build encode ([0-9.]+) ms", log)
+    assert len(handled) == len(encoded) == 1 and float(encoded[0]) <= float(handled[0])
 
 
 def test_exit_without_shutdown_is_code_1(memory_root: Path) -> None:
