@@ -50,6 +50,7 @@ from ..session.shapes import (
 )
 from ..words import ANTHROPIC, OPENAI
 from . import report as r
+from .layered import LayeredRank, LayeredSet
 from .model import Compaction, Json, Media, Reasoning, Text, ToolCall, ToolResult, Turn
 
 ABORTED_ERROR_NAME = "MessageAbortedError"
@@ -315,14 +316,14 @@ class Carried:
     (`build_memo`): the call IDs issued, the results no call took (reported at the end, in the
     order of their call IDs' first results) and that order."""
 
-    issued: set[str]
+    issued: LayeredSet  # in layers: copying them at every cut grew with the session (`layered`)
     unused: dict[str, list[_Indexed]]
-    rank: dict[str, int]  # call ID → the rank of its first result among the results before the cut
+    rank: LayeredRank  # call ID → the rank of its first result among the results before the cut
     interrupted: frozenset[str]  # calls before the cut sent as interrupted: a result after it is theirs
 
 
 def _merged(
-    first: dict[str, list[_Indexed]], second: dict[str, list[_Indexed]], rank: dict[str, int]
+    first: dict[str, list[_Indexed]], second: dict[str, list[_Indexed]], rank: LayeredRank
 ) -> dict[str, list[_Indexed]]:
     return {
         k: [*first.get(k, ()), *second.get(k, ())] for k in sorted({*first, *second}, key=rank.__getitem__)
@@ -343,7 +344,9 @@ class Normalizer:
         self.carried = carried
         self.turns: list[Turn] = []
         self.open: _Step | None = None
-        self.issued: set[str] = set(carried.issued) if carried is not None else set()
+        # The calls issued before the cut (carried, never changed) and by this pass
+        self.issued_before = carried.issued if carried is not None else LayeredSet()
+        self.issued: set[str] = set()
         self.reach = -1  # the furthest position a call took its result from
         self.interrupted: list[str] = []  # calls sent as interrupted (no result stored after them)
         self.results: dict[str, list[_Indexed]] = {}
@@ -373,20 +376,29 @@ class Normalizer:
 
     def carry(self, mark: int) -> Carried:
         """The state after `msgs[:mark]`, everything before closed (the caller closed it)."""
-        rank = dict(self.carried.rank) if self.carried is not None else {}
+        ranked = self.carried.rank if self.carried is not None else LayeredRank()
+        added: dict[str, int] = {}
         left: dict[str, list[_Indexed]] = {}
         for call_id, entries in self.results.items():
             before = [e for e in entries if e.position < mark]
             if before:
-                rank.setdefault(call_id, len(rank))
+                if call_id not in added and call_id not in ranked:
+                    added[call_id] = len(ranked) + len(added)
                 unused = [e for e in before if not e.used]
                 if unused:
                     left[call_id] = unused
+        rank = ranked.plus(added)
         earlier = self.carried.unused if self.carried is not None else {}
         interrupted = self.carried.interrupted if self.carried is not None else frozenset()
         return Carried(
-            set(self.issued), _merged(earlier, left, rank), rank, interrupted | set(self.interrupted)
+            self.issued_before.plus(self.issued),
+            _merged(earlier, left, rank),
+            rank,
+            interrupted | set(self.interrupted),
         )
+
+    def was_issued(self, call_id: str) -> bool:
+        return call_id in self.issued or call_id in self.issued_before
 
     def answers_interrupted(self) -> bool:
         """Whether these messages hold a result for a call the carried state sent as interrupted."""
@@ -525,7 +537,7 @@ class Normalizer:
                     target.turn.blocks.append(op)
 
     def add_call(self, call: ToolCall, position: int, msg: Message, target: _Step) -> bool:
-        if call.call_id in self.issued:
+        if self.was_issued(call.call_id):
             self.report.warn(
                 r.DUPLICATE_CALL_DROPPED,
                 f"{msg.id}: call {call.call_id!r} repeats an ID already used; dropped with its result",
@@ -590,7 +602,7 @@ class Normalizer:
             unused = groups
         for call_id, entries in unused.items():
             for entry in entries:
-                if call_id in self.issued:
+                if self.was_issued(call_id):
                     self.report.warn(
                         r.DUPLICATE_RESULT_DROPPED,
                         f"{entry.carrier.id}: second result for call {call_id!r} dropped",
