@@ -119,6 +119,7 @@ class _Prefix:
     volatile: list[Json] = field(default_factory=list)  # `out`'s volatile blocks (no breakpoint on them)
     changes: int = -1  # `Message.kept_changes` when its messages were last found unchanged
     reminder: str | None = None  # the per-turn reminder `out` holds (a cut inside the turn in progress)
+    given_up: bool = False  # a conversion took `out`'s lists: this prefix serves no request again
 
 
 EMPTY = _Prefix()
@@ -165,9 +166,9 @@ class BuildMemo:
         self.reused = len(prefix.messages)
         if prefix.reminder is not None:  # from the inner prefix: the outer one still holds
             self.prefix = outer
-            self.inner = snapshots[-1] if snapshots else prefix
+            self.inner = snapshots[-1] if snapshots else None if prefix.given_up else prefix
         else:
-            kept = prefix if prefix is not EMPTY else None
+            kept = prefix if prefix is not EMPTY and not prefix.given_up else None
             self.prefix = next((p for p in reversed(snapshots) if p.reminder is None), kept)
             self.inner = next((p for p in snapshots if p.reminder is not None), None)
         stamp = self.stamp
@@ -357,28 +358,47 @@ def _convert(
     ctx = RenderContext(
         target, render_report, ids, cache_ttl, set(prefix.dropped_calls), list(prefix.volatile)
     )
-    out = prefix.out.resumed()
+    # The prefix's output lists are taken rather than copied when a new cut will replace it in its
+    # role (an inner prefix by any new cut, another by a new cut before the reminder's message): the
+    # memo then keeps the new prefix, or none should that cut not hold after all (`convert`).
+    held_messages = len(prefix.out.messages)
+    replaced = bool(marks) if prefix.reminder is not None else bool(outer)
+    prefix.given_up = prefix is not EMPTY and replaced
+    out = prefix.out.resumed(take=prefix.given_up)
     snapshots: list[_Prefix] = []
     fed = 0
     for i, mark in enumerate(marks):
         base = snapshots[-1] if snapshots else prefix
         renderer.feed(turns[fed : mark.turns], ctx, out)
         held = reminder if i >= len(outer) else None  # an inner cut: the reminder is before it
+        base_messages = held_messages if base is prefix else len(base.out.messages)
         snapshots.append(
-            _snapshot(prefix, base, live, mark, key, out, ctx, turns[fed : mark.turns], counting, held)
+            _snapshot(
+                prefix,
+                base,
+                base_messages,
+                live,
+                mark,
+                key,
+                out,
+                ctx,
+                turns[fed : mark.turns],
+                counting,
+                held,
+            )
         )
         out = out.resumed()
         fed = mark.turns
     renderer.feed(turns[fed:], ctx, out)
     renderer.finish(out, ctx)
-    if len(out.messages) < len(prefix.out.messages):
+    if len(out.messages) < held_messages:
         return None  # the final-message rules left out a message the prefix holds
     # The same, for a message before a new cut: that prefix and those after it are not kept.
     short = (i for i, p in enumerate(snapshots) if len(out.messages) < len(p.out.messages))
     snapshots = snapshots[: next(short, len(snapshots))]
     report.absorb(prefix.render)
     report.absorb(render_report)
-    shares = _request_shares(prefix, live, out, counting)
+    shares = _request_shares(prefix, held_messages, live, out, counting)
     firsts = _firsts(snapshots[-1] if snapshots else prefix, out)
     return Conversion(out, report, ids.mapped, target, cache_ttl, shares, firsts), snapshots
 
@@ -391,6 +411,7 @@ def _firsts(kept: _Prefix, out: Rendered) -> list[str]:
 def _snapshot(
     prefix: _Prefix,
     base: _Prefix,
+    base_messages: int,
     live: Sequence[Message],
     mark: _Mark,
     key: tuple[Options, Target, Counting],
@@ -409,7 +430,7 @@ def _snapshot(
     render.absorb(ctx.report)
     before = live[len(base.messages) - len(prefix.messages) : mark.cut]
     responses = dict(base.responses)
-    shares = _shares(_contributing(before, out, len(base.out.messages)), counting, responses)
+    shares = _shares(_contributing(before, out, base_messages), counting, responses)
     newest = next((t for t in reversed(turns) if t.role == "assistant" and (t.provider or t.model)), None)
     return _Prefix(
         messages=[*base.messages, *before],
@@ -469,9 +490,9 @@ def _trailing(earlier: list[tuple[str, int]], shares: Sequence[_Share]) -> list[
 
 
 def _request_shares(
-    prefix: _Prefix, live: Sequence[Message], out: Rendered, counting: Counting
+    prefix: _Prefix, held_messages: int, live: Sequence[Message], out: Rendered, counting: Counting
 ) -> dict[str, int]:
-    shares = _shares(_contributing(live, out, len(prefix.out.messages)), counting, dict(prefix.responses))
+    shares = _shares(_contributing(live, out, held_messages), counting, dict(prefix.responses))
     total = dict(prefix.shares)
     start = next((i + 1 for i in range(len(shares) - 1, -1, -1) if shares[i].prompt), None)
     if start is None:
