@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -30,6 +30,7 @@ from ..wire.config import SidecarConfig
 from .cancellation import REQUEST_CANCELLED, CancelToken, RequestCancelled, raised_for
 from .connection import Answer, SidecarClient
 from .errors import RpcError
+from .methods import python_name
 from .notifications import PROGRESS_CREATE, Notifications
 from .timeouts import Timeouts
 from .wire_json import decoded, params_json
@@ -37,6 +38,49 @@ from .wire_json import decoded, params_json
 M = TypeVar("M", bound=BaseModel)
 P = TypeVar("P", bound=BaseModel)
 Params = Mapping[str, Any]
+
+
+P_in = TypeVar("P_in", bound=BaseModel, contravariant=True)
+M_out = TypeVar("M_out", bound=BaseModel, covariant=True)
+
+
+class Request(Protocol[P_in, M_out]):
+    """A typed method of `Sidecar` for one protocol request: its params model (or the JSON object
+    protocol.md shows) in, its result model out."""
+
+    def __call__(
+        self, params: P_in | Params, *, timeout: float | None = None, cancel: CancelToken | None = None
+    ) -> M_out: ...
+
+
+# What a method's help says beyond its name (the others: see protocol.md).
+_DOCS = {
+    "rebuild/insert": "`rebuild/insert`; its default timeout covers the longest writer wait the "
+    "config allows.",
+    "tools/call": "`tools/call`: one call the model made to a sidecar tool; hand `content[0].text` "
+    "back to it.",
+}
+
+
+def _request(method: str, model: type[P], result: type[M]) -> Request[P, M]:
+    """The method of `Sidecar` that sends `method` with params checked against `model` and returns
+    its `result`: each such method is this one line of its table, not a hand-copied body."""
+
+    def call(
+        self: Sidecar, params: P | Params, *, timeout: float | None = None, cancel: CancelToken | None = None
+    ) -> M:
+        return self._typed(method, model, params, result, timeout, cancel)
+
+    call.__name__ = call.__qualname__ = python_name(method)
+    call.__doc__ = _DOCS.get(method, f"`{method}` (protocol.md).")
+    # Real types, not the strings of this module's annotations: `typing.get_type_hints` reads them.
+    call.__annotations__ = {
+        "params": model | Params,
+        "timeout": float | None,
+        "cancel": CancelToken | None,
+        "return": result,
+    }
+    return cast(Request[P, M], call)
 
 
 def initialize_params(
@@ -150,122 +194,23 @@ class Sidecar:
         """`$/cancelRequest`. A request that times out is cancelled this way by the client itself."""
         self.connection.notify("$/cancelRequest", params_json(lc.CancelParams, params))
 
-    # -- sessions ----------------------------------------------------------------------------------
-    def session_open(
-        self,
-        params: ss.OpenParams | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ss.OpenResult:
-        return self._typed("session/open", ss.OpenParams, params, ss.OpenResult, timeout, cancel)
-
-    def session_sync(
-        self,
-        params: ss.SyncParams | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ss.SyncResult:
-        return self._typed("session/sync", ss.SyncParams, params, ss.SyncResult, timeout, cancel)
-
-    def session_get(
-        self,
-        params: ss.SessionRef | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ss.SessionInfo:
-        return self._typed("session/get", ss.SessionRef, params, ss.SessionInfo, timeout, cancel)
-
-    def session_close(
-        self,
-        params: ss.SessionRef | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ss.CloseResult:
-        return self._typed("session/close", ss.SessionRef, params, ss.CloseResult, timeout, cancel)
-
-    # -- checkpoint writer ---------------------------------------------------------------------------
-    def checkpoint_writer_started(
-        self,
-        params: ss.WriterStartedParams | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ss.WriterStartedResult:
-        return self._typed(
-            "checkpoint/writerStarted",
-            ss.WriterStartedParams,
-            params,
-            ss.WriterStartedResult,
-            timeout,
-            cancel,
-        )
-
-    def checkpoint_writer_finished(
-        self,
-        params: ss.WriterFinishedParams | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ss.WriterFinishedResult:
-        return self._typed(
-            "checkpoint/writerFinished",
-            ss.WriterFinishedParams,
-            params,
-            ss.WriterFinishedResult,
-            timeout,
-            cancel,
-        )
-
-    def checkpoint_prepare(
-        self,
-        params: ck.PrepareParams | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ck.PrepareResult:
-        return self._typed("checkpoint/prepare", ck.PrepareParams, params, ck.PrepareResult, timeout, cancel)
-
-    def checkpoint_commit(
-        self,
-        params: ck.CommitParams | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> ck.CommitResult:
-        return self._typed("checkpoint/commit", ck.CommitParams, params, ck.CommitResult, timeout, cancel)
-
-    # -- rebuild -------------------------------------------------------------------------------------
-    def rebuild_compute(
-        self,
-        params: rb.ComputeParams | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> rb.ComputeResult:
-        return self._typed("rebuild/compute", rb.ComputeParams, params, rb.ComputeResult, timeout, cancel)
-
-    def rebuild_insert(
-        self,
-        params: rb.InsertParams | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> rb.InsertResult:
-        """`rebuild/insert`; its default timeout covers the longest writer wait the config allows."""
-        return self._typed("rebuild/insert", rb.InsertParams, params, rb.InsertResult, timeout, cancel)
-
-    def request_build(
-        self,
-        params: rb.BuildParams | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> rb.BuildResult:
-        return self._typed("request/build", rb.BuildParams, params, rb.BuildResult, timeout, cancel)
+    # -- the requests that only send their params and read their result (`_request`) -------------
+    session_open = _request("session/open", ss.OpenParams, ss.OpenResult)
+    session_sync = _request("session/sync", ss.SyncParams, ss.SyncResult)
+    session_get = _request("session/get", ss.SessionRef, ss.SessionInfo)
+    session_close = _request("session/close", ss.SessionRef, ss.CloseResult)
+    checkpoint_writer_started = _request(
+        "checkpoint/writerStarted", ss.WriterStartedParams, ss.WriterStartedResult
+    )
+    checkpoint_writer_finished = _request(
+        "checkpoint/writerFinished", ss.WriterFinishedParams, ss.WriterFinishedResult
+    )
+    checkpoint_prepare = _request("checkpoint/prepare", ck.PrepareParams, ck.PrepareResult)
+    checkpoint_commit = _request("checkpoint/commit", ck.CommitParams, ck.CommitResult)
+    rebuild_compute = _request("rebuild/compute", rb.ComputeParams, rb.ComputeResult)
+    rebuild_insert = _request("rebuild/insert", rb.InsertParams, rb.InsertResult)
+    request_build = _request("request/build", rb.BuildParams, rb.BuildResult)
+    tools_call = _request("tools/call", tl.ToolsCallParams, tl.ToolsCallResult)
 
     # -- model tools ---------------------------------------------------------------------------------
     def tools_list(
@@ -280,16 +225,6 @@ class Sidecar:
         return self._typed(
             "tools/list", tl.ToolsListParams, params or {}, tl.ToolsListResult, timeout, cancel
         )
-
-    def tools_call(
-        self,
-        params: tl.ToolsCallParams | Params,
-        *,
-        timeout: float | None = None,
-        cancel: CancelToken | None = None,
-    ) -> tl.ToolsCallResult:
-        """`tools/call`: one call the model made to a sidecar tool; hand `content[0].text` back to it."""
-        return self._typed("tools/call", tl.ToolsCallParams, params, tl.ToolsCallResult, timeout, cancel)
 
     # -- the process ---------------------------------------------------------------------------------
     def close(self, timeout: float | None = None) -> int:
