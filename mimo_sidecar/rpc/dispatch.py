@@ -29,12 +29,14 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from ..core.errors import DomainError
-from ..transport.jsonrpc_codec import EncodedJson, dumps
+from ..core.request.assembly import BuiltRequest
+from ..transport.jsonrpc_codec import EncodedJson, KnownLists, ListCache, dumps, dumps_in_pieces
 from ..wire.common import Result
 from ..wire.registry import REGISTRY
 from . import errors
@@ -72,18 +74,46 @@ def validate_params(method: str, model: type[P], raw: Any, prefix: str = "") -> 
         raise errors.invalid_params(method, describe_errors(exc, prefix)[1]) from None
 
 
+# A request's lists parallel to its messages, which share their versions (`Rendered.versions`).
+VERSIONED_LISTS = frozenset({"messages", "sources", "sourceGroups"})
+
+
+@dataclass(frozen=True)
+class WithRequest:
+    """A result that holds a request (`request/build`, `checkpoint/prepare`): its lists are encoded
+    with the slices the memo's previous response kept (`jsonrpc_codec.ListCache`), so that a
+    request after one step encodes that step and the slices that changed."""
+
+    result: Result
+    request: BuiltRequest
+
+    def known_lists(self) -> KnownLists | None:
+        slot = self.request.output
+        if slot is None:
+            return None
+        if not isinstance(slot.value, ListCache):
+            slot.value = ListCache()
+        # The cache keeps the versions: a copy, which nothing changes.
+        return KnownLists(VERSIONED_LISTS, self.request.versions[:], slot.value)
+
+
 def encode_result(result: Any) -> EncodedJson:
     """A handler's result as the JSON bytes of the response. Python mode, not pydantic's JSON
     mode: that one refuses a dict key holding a lone surrogate, which host data may have (the
     codec escapes it)."""
     if isinstance(result, EncodedJson):
         return result
+    known: KnownLists | None = None
+    if isinstance(result, WithRequest):
+        result, known = result.result, result.known_lists()
     if isinstance(result, Result) and result.PASS_THROUGH:
         others = result.model_dump(by_alias=True, exclude_none=True, exclude=set(result.PASS_THROUGH))
-        result = result.wire_fields(others)
-    elif isinstance(result, BaseModel):
+        fields = result.wire_fields(others)
+        # The passed-through lists (a request's messages) a slice at a time (`dumps_in_pieces`).
+        return EncodedJson(dumps_in_pieces(fields, result.pass_through_keys(), known))
+    if isinstance(result, BaseModel):
         result = result.model_dump(by_alias=True, exclude_none=True)
-    return EncodedJson(dumps(result))
+    return EncodedJson.of(dumps(result))
 
 
 async def run_handler(method: str, call: Callable[[], Awaitable[Any]]) -> EncodedJson:

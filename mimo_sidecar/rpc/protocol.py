@@ -50,7 +50,7 @@ from pygls.protocol import (
 )
 
 from ..transport.framing import FrameProblem, FrameWriter
-from ..transport.jsonrpc_codec import EncodedJson, Unreadable, dumps, encode_response
+from ..transport.jsonrpc_codec import EncodedJson, Piece, Unreadable, dumps, encode_response
 from ..wire.lifecycle import InitializeParams
 from ..wire.registry import REGISTRY
 from . import errors
@@ -397,7 +397,7 @@ class SidecarProtocol(LanguageServerProtocol):
         except Exception:
             return dumps({"jsonrpc": JSONRPC_VERSION, "id": None, "error": error})
 
-    def _write_body(self, body: bytes | tuple[bytes, ...]) -> None:
+    def _write_body(self, body: bytes | tuple[Piece, ...]) -> None:
         if self.frames is None:
             logger.error("cannot send: no transport")
             return

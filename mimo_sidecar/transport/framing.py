@@ -305,7 +305,7 @@ class FrameWriter:
             self._stream.write(data)
             self._stream.flush()
 
-    def write_body(self, body: bytes | tuple[bytes, ...]) -> None:
+    def write_body(self, body: bytes | tuple[bytes | memoryview, ...]) -> None:
         """One frame around `body`, or around the concatenation of its pieces (written one after
         the other under the lock, so no copy of a large body is made)."""
         pieces = (body,) if isinstance(body, bytes) else body

@@ -23,10 +23,12 @@ What a JavaScript host may send, and what comes back:
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,10 +45,14 @@ LARGE_FRAME_BYTES = 8 * 1024 * 1024
 __all__ = [
     "LARGE_FRAME_BYTES",
     "EncodedJson",
+    "KnownLists",
+    "ListCache",
+    "Piece",
     "FrameTooDeep",
     "Unreadable",
     "decode_frame",
     "dumps",
+    "dumps_in_pieces",
     "encode_response",
     "loads",
     "loads_whole",
@@ -143,17 +149,160 @@ def _infinities_as_null(value: Any) -> Any:
     return value
 
 
+# A long list is encoded a slice at a time, each slice's bytes near this size: below the mmap
+# threshold (transport/allocator.py), so that they come from the heap, whose freed pages the next
+# response reuses (`allocator.keep_freed_heap`). One buffer for a 16 MB request is a fresh mapping
+# each time: its ~4,000 page faults tripled the encode (21 ms against 6 ms with warm pages).
+SLICE_BYTES = 64 * 1024
+SLICED_LIST_ITEMS = 32  # a shorter list is encoded whole
+FIRST_SLICE_ITEMS = 8  # the items of a first slice, before their size is known
+
+Piece = bytes | memoryview
+
+
+@dataclass
+class _Slices:
+    bounds: list[int]  # slice i holds items bounds[i] to bounds[i + 1]
+    joined: list[Piece]  # the slices' bytes with a comma between two: slice i at 2i
+
+
+class ListCache:
+    """The slices a response's lists were encoded in, with the versions their items had then (one
+    versions array for lists parallel to each other, a request's messages and their sources):
+    items with the same versions are the same objects, unchanged (the core's promise for a
+    request's lists, `formats.context.Rendered`), so a slice whose items all have the versions it
+    was encoded with is the same JSON again. Holds the newest encode's slices only."""
+
+    def __init__(self) -> None:
+        self.versions: array[int] = array("q")
+        self.lists: dict[str, _Slices] = {}
+
+
+@dataclass(frozen=True)
+class KnownLists:
+    """The lists under `keys` of a payload, to encode with `cache`: `versions[i]` is the version of
+    item `i` of each (a copy the caller will not change: the cache keeps it)."""
+
+    keys: frozenset[str]
+    versions: array[int]
+    cache: ListCache
+
+
+def dumps_in_pieces(
+    payload: dict[str, Any], sliced: Collection[str], known: KnownLists | None = None
+) -> tuple[Piece, ...]:
+    """`dumps(payload)` as pieces whose concatenation is that JSON, the lists under the keys
+    `sliced` encoded a slice at a time (`SLICE_BYTES`); with `known`, a list as long as its versions
+    reuses the slices of its previous encode whose items have the same versions. orjson writes a
+    list compactly, so a slice's items are the bytes the whole list's encoding has for them; a slice
+    the standard library must encode (`dumps`) writes the same values."""
+    agreeing: int | None = None
+    pieces: list[Piece] = []
+    sep = b"{"
+    kept: dict[str, _Slices] = {}
+    for key, value in payload.items():
+        pieces.append(sep + dumps(key) + b":")
+        sep = b","
+        if key in sliced and isinstance(value, list) and len(value) > SLICED_LIST_ITEMS:
+            if known is not None and key in known.keys and len(value) == len(known.versions):
+                if agreeing is None:
+                    agreeing = _agreeing(known.versions, known.cache.versions)
+                before = known.cache.lists.get(key) or _Slices([0], [])
+                kept[key] = slices = _slices(value, known.versions, known.cache.versions, agreeing, before)
+            else:
+                slices = _slices(value, array("q"), array("q"), 0, _Slices([0], []))
+            pieces += (b"[", *slices.joined, b"]")
+        else:
+            pieces.append(dumps(value))
+    pieces.append(b"}" if payload else b"{}")
+    if known is not None:
+        known.cache.versions, known.cache.lists = known.versions, kept
+    return tuple(pieces)
+
+
+def _agreeing(new: array[int], old: array[int]) -> int:
+    """The length of the longest common prefix of two version arrays. A request after one step
+    changes its end only: one comparison of all but the last items (at C speed), then a few steps."""
+    n = min(len(new), len(old))
+    a, b = memoryview(new), memoryview(old)
+    lo = max(0, n - 64)
+    if a[:lo] != b[:lo]:
+        low, high = 0, lo  # the prefix of length `low` agrees, that of length `high` does not
+        while high - low > 1:
+            mid = (low + high) // 2
+            low, high = (mid, high) if a[:mid] == b[:mid] else (low, mid)
+        lo = low
+    while lo < n and new[lo] == old[lo]:
+        lo += 1
+    return lo
+
+
+def _slices(
+    items: list[Any], versions: array[int], old: array[int], agreeing: int, before: _Slices
+) -> _Slices:
+    """The slices of `items`: those of `before` that end within the first `agreeing` items, or whose
+    items have their versions again, kept; the others encoded."""
+    bounds, joined, n = before.bounds, before.joined, len(items)
+    k = bisect.bisect_right(bounds, min(agreeing, n)) - 1  # slices 0 to k - 1 end within them
+    out_bounds, out_joined = bounds[: k + 1], joined[: max(0, 2 * k - 1)]
+    start, count = bounds[k], FIRST_SLICE_ITEMS
+    j = k  # the old slice at `start`, while the old slices go on
+    reused_last = k > 0
+    while start < n:
+        body: Piece | None = None
+        if j + 1 < len(bounds) and bounds[j + 1] <= n:
+            end = bounds[j + 1]  # a changed slice is encoded again within its bounds: the next still match
+            if versions[start:end] == old[start:end]:
+                body = joined[2 * j]
+            j += 1
+        else:
+            j = len(bounds)
+            slices = len(out_bounds) - 1
+            if reused_last and slices and len(out_joined[-1]) < SLICE_BYTES // 2:
+                # New items after a small slice kept from before (a growing tail): encoded
+                # together with it, so that the tail does not become one slice per step.
+                out_bounds.pop()
+                del out_joined[-2 if slices > 1 else -1 :]
+                count += start - out_bounds[-1]
+                start = out_bounds[-1]
+            end = min(n, start + count)
+        reused_last = body is not None
+        if body is None:
+            encoded = dumps(items[start:end])
+            body = memoryview(encoded)[1:-1]  # the items, without the slice's brackets
+            # The next new slice sized from this one's bytes per item (within 8x of this count).
+            per_item = max(1, len(encoded) // (end - start))
+            count = max(1, min((end - start) * 8, SLICE_BYTES // per_item))
+        if out_joined:
+            out_joined.append(b",")
+        out_joined.append(body)
+        out_bounds.append(end)
+        start = end
+    return _Slices(out_bounds, out_joined)
+
+
 @dataclass(frozen=True)
 class EncodedJson:
-    """A value already serialized by `dumps`: the transport writes its bytes as they are."""
+    """A value already serialized (`dumps`, `dumps_in_pieces`): the transport writes its pieces as
+    they are, one after the other."""
 
-    body: bytes
+    pieces: tuple[Piece, ...]
+
+    @classmethod
+    def of(cls, body: bytes) -> EncodedJson:
+        return cls((body,))
+
+    @property
+    def body(self) -> bytes:
+        """The JSON in one piece (a copy when there are several: for tests and small values)."""
+        first = self.pieces[0]
+        return first if len(self.pieces) == 1 and isinstance(first, bytes) else b"".join(self.pieces)
 
 
-def encode_response(msg_id: int | str | None, result: EncodedJson) -> tuple[bytes, ...]:
+def encode_response(msg_id: int | str | None, result: EncodedJson) -> tuple[Piece, ...]:
     """The body of a response whose result is already encoded, in pieces to write one after the
     other: joining them would copy the result (40 MB for a long view's request) for nothing."""
-    return (b'{"jsonrpc":"2.0","id":%s,"result":' % dumps(msg_id), result.body, b"}")
+    return (b'{"jsonrpc":"2.0","id":%s,"result":' % dumps(msg_id), *result.pieces, b"}")
 
 
 # In the text json.dumps makes, a surrogate code point can only stand for itself inside a string.

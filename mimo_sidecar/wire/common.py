@@ -93,6 +93,11 @@ class Result(BaseModel):
             model.__dict__[name] = value
         return model
 
+    @classmethod
+    def pass_through_keys(cls) -> frozenset[str]:
+        """The wire names of the `PASS_THROUGH` fields."""
+        return frozenset(cls.model_fields[name].alias or name for name in cls.PASS_THROUGH)
+
     def wire_fields(self, dumped: dict[str, Any]) -> dict[str, Any]:
         """`dumped` (the other fields, dumped by alias) with the `PASS_THROUGH` fields as they are,
         in field order (None values left out, as `exclude_none` does)."""

@@ -8,6 +8,7 @@ cut, and on the real transcripts as they grow."""
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,32 @@ def build(
     )
 
 
+# What each memo's previous request held, by version: the message, its JSON and its sources then.
+Held = dict[int, tuple[Json, bytes, bytes, str]]
+PREVIOUS: weakref.WeakKeyDictionary[BuildMemo, Held] = weakref.WeakKeyDictionary()
+
+
+def assert_versions_kept(memo: BuildMemo, built: BuiltRequest) -> None:
+    """`Rendered.versions`' promise, which the transport's slice cache relies on to send a run of
+    messages as it encoded it before: one version per message, and a message with a version the
+    memo's previous request had is that request's message object, its JSON and sources unchanged
+    since that request was returned."""
+    versions = list(built.versions)
+    assert len(versions) == len(built.messages) == len(built.source_groups) == len(built.sources)
+    assert len(set(versions)) == len(versions)
+    before = PREVIOUS.get(memo, {})
+    for i, version in enumerate(versions):
+        if version in before:
+            message, encoded, groups, first = before[version]
+            assert built.messages[i] is message, (i, version)
+            assert orjson.dumps(message) == encoded, (i, "changed in place since it was returned")
+            assert orjson.dumps(built.source_groups[i]) == groups and built.sources[i] == first, i
+    PREVIOUS[memo] = {
+        v: (m, orjson.dumps(m), orjson.dumps(g), first)
+        for v, m, g, first in zip(versions, built.messages, built.source_groups, built.sources, strict=True)
+    }
+
+
 def assert_same(
     msgs: list[Message],
     session: Session,
@@ -76,13 +103,15 @@ def assert_same(
     kinds: list[tuple[str, dict[str, Any]]] | None = None,
     **extra: Any,
 ) -> int:
-    """Each variant built through its memo equals the whole conversion; the messages reused."""
+    """Each variant built through its memo equals the whole conversion, and keeps the versions'
+    promise; the messages reused."""
     reused = 0
     for i, (fmt, options) in enumerate(kinds or variants()):
         memo = memos.setdefault(i, BuildMemo())
         kept = build(msgs, session, fmt, memo, **options, **extra)
         whole = build(msgs, session, fmt, None, **options, **extra)
         assert dump(kept) == dump(whole), (fmt, options, memo.reused)
+        assert_versions_kept(memo, kept)
         reused += memo.reused
     return reused
 

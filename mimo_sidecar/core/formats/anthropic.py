@@ -227,5 +227,4 @@ def _final_assistant_rules(out: Rendered, ctx: RenderContext) -> None:
             else:
                 content.pop()
                 if not content:
-                    out.messages.pop()
-                    out.sources.pop()
+                    out.pop()

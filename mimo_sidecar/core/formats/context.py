@@ -3,6 +3,8 @@ normalisation (docs/formats.md, "Normalisation (every format)")."""
 
 from __future__ import annotations
 
+import itertools
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,24 +23,43 @@ LEADING_USER_TEXT = "[Earlier conversation omitted]"
 INLINED_TEXT_TYPES = frozenset({"text/plain", "application/x-directory"})
 
 
+# Versions of a request's messages: each message a renderer makes or replaces takes the next one.
+_VERSIONS = itertools.count()
+
+
 @dataclass
 class Rendered:
     """One format's messages, with the stored messages each came from.
 
     A renderer appends to it turn by turn (`feed`), then applies its rules for the whole request
     (`finish`). The first `shared` messages may belong to a cached prefix (`build_memo`): a renderer
-    never changes one of them in place, it changes its own copy (`own`, `extend_last`)."""
+    never changes one of them in place, it changes its own copy (`own`, `extend_last`).
+
+    `versions[i]` is the version of message `i` and its sources: a new one each time a message is
+    added or replaced by a copy, so that two requests whose message `i` has the same version hold
+    the very same, unchanged, message and sources there (the transport encodes such a run of
+    messages once, `transport.jsonrpc_codec.SliceCache`). A message is changed in place only before
+    its request is returned (it was added by this conversion), or with `changed`."""
 
     messages: list[Json] = field(default_factory=list)
     sources: list[list[str]] = field(default_factory=list)
     overrides: Json = field(default_factory=dict)  # request fields this history needs (thinking off)
     boundary_index: int | None = None  # the message holding the rebuild boundary's turn
     shared: int = 0
+    versions: array[int] = field(default_factory=lambda: array("q"))
     _owned: set[int] = field(default_factory=set)  # shared positions already replaced by a copy
 
     def add(self, message: Json, sources: list[str]) -> None:
         self.messages.append(message)
         self.sources.append(list(sources))
+        self.versions.append(next(_VERSIONS))
+
+    def pop(self) -> None:
+        """The last message left out."""
+        self.messages.pop()
+        self.sources.pop()
+        self.versions.pop()
+        self._owned.discard(len(self.messages))
 
     def own(self, index: int, key: str) -> Json:
         """Message `index`, copied first (with its `key` list and sources) when it is shared."""
@@ -47,7 +68,12 @@ class Rendered:
             message = self.messages[index]
             self.messages[index] = {**message, key: list(message[key])}
             self.sources[index] = list(self.sources[index])
+            self.versions[index] = next(_VERSIONS)
         return self.messages[index]
+
+    def changed(self, index: int) -> None:
+        """Message `index` was changed in place (the same change every request of a prefix makes)."""
+        self.versions[index] = next(_VERSIONS)
 
     def extend_last(self, key: str, content: list[Json], sources: list[str]) -> None:
         """Content of the same role added to the last message (as the API would merge them)."""
@@ -68,9 +94,13 @@ class Rendered:
                 dict(self.overrides),
                 self.boundary_index,
                 len(self.messages),
+                self.versions[:],
             )
-        taken = Rendered(self.messages, self.sources, self.overrides, self.boundary_index, len(self.messages))
-        self.messages, self.sources, self.overrides = [], [], {}
+        taken = Rendered(
+            self.messages, self.sources, self.overrides, self.boundary_index, len(self.messages),
+            self.versions,
+        )
+        self.messages, self.sources, self.overrides, self.versions = [], [], {}, array("q")
         return taken
 
 

@@ -108,13 +108,16 @@ def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
     return parts
 
 
-def _sign_first_call(parts: list[Json], ctx: RenderContext) -> None:
+def _sign_first_call(parts: list[Json], ctx: RenderContext) -> bool:
+    """The first call of a model turn signed with the skip signature when it has none (True: done)."""
     model = ctx.target.model_id
     if model is not None and UNSIGNED_MODELS.search(model):
-        return
+        return False
     first = next((p for p in parts if "functionCall" in p), None)
     if first is not None and "thoughtSignature" not in first:
         first["thoughtSignature"] = SKIP_SIGNATURE
+        return True
+    return False
 
 
 def _response(result: ToolResult, ctx: RenderContext, source: str, moved: list[Json]) -> Json:
@@ -180,5 +183,8 @@ def finish(out: Rendered, ctx: RenderContext) -> None:
 def _close_model(out: Rendered, ctx: RenderContext) -> None:
     # The one change made in place to a message a cached prefix may share: the same for every
     # request of that prefix and target, so what the prefix holds stays what a full build makes.
-    if out.messages and out.messages[-1]["role"] == "model":
-        _sign_first_call(out.messages[-1]["parts"], ctx)
+    last = len(out.messages) - 1
+    if last < 0 or out.messages[last]["role"] != "model":
+        return
+    if _sign_first_call(out.messages[last]["parts"], ctx):
+        out.changed(last)

@@ -71,3 +71,40 @@ class LayeredRank:
             top = {**layers.pop(), **top}
         layers.append(top)
         return LayeredRank(tuple(layers), self._size + len(added))
+
+
+class LayeredMap:
+    """A frozen map of message ID -> token count in layers, a newer layer's value winning, with the
+    sum of the values it maps (`total`): a kept prefix's shares of a request's size, which a request
+    after one step adds to without copying them (`request/build_memo`)."""
+
+    __slots__ = ("_layers", "total")
+
+    def __init__(self, layers: tuple[dict[str, int], ...] = (), total: int = 0) -> None:
+        self._layers = layers
+        self.total = total
+
+    def get(self, key: str, default: int = 0) -> int:
+        for layer in reversed(self._layers):
+            if key in layer:
+                return layer[key]
+        return default
+
+    def plus(self, added: Mapping[str, int]) -> LayeredMap:
+        """This map with `added` (copied), whose values replace those of keys already in it."""
+        if not added:
+            return self
+        total = self.total + sum(value - self.get(key) for key, value in added.items())
+        layers = list(self._layers)
+        top: dict[str, int] = dict(added)
+        while layers and len(layers[-1]) <= 2 * len(top):
+            top = {**layers.pop(), **top}
+        layers.append(top)
+        return LayeredMap(tuple(layers), total)
+
+    def as_dict(self) -> dict[str, int]:
+        """Every key with its value, in the order the keys were first added."""
+        merged: dict[str, int] = {}
+        for layer in self._layers:
+            merged.update(layer)
+        return merged

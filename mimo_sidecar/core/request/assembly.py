@@ -25,7 +25,8 @@ compacted results as their placeholder): an estimate of the stored data, not of 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import EllipsisType
 
@@ -38,7 +39,7 @@ from ..rebuild.collapse import collapse
 from ..session.message import Message
 from ..session.ordering import Ordering
 from ..texts import CHECKPOINT_LABEL
-from .build_memo import BuildMemo, Options, convert
+from .build_memo import BuildMemo, Options, OutputSlot, convert
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class BuiltRequest:
     collapsed_ids: list[str] = field(default_factory=list)  # stored messages left out by the collapse
     warnings: list[str] = field(default_factory=list)
     estimated_tokens: int = 0
-    message_tokens: dict[str, int] = field(default_factory=dict)  # stored message → its share of it
+    message_tokens: Mapping[str, int] = field(default_factory=dict)  # stored message → its share of it
     source_groups: list[list[str]] = field(default_factory=list)
     call_id_map: dict[str, str] = field(default_factory=dict)  # mapped call ID → stored call ID
     overrides: Json = field(default_factory=dict)  # request fields the history needs (thinking off)
@@ -56,6 +57,10 @@ class BuiltRequest:
     target: Target | None = None  # the target with its defaults resolved
     cache_ttl: str | None = None  # the breakpoints' TTL, when the format took them
     kept: list[Message] = field(default_factory=list)  # what was converted: the view after the collapse
+    # `versions[i]`: message i's version (`formats.context.Rendered`); `output`: the memo's slot
+    # for what the caller keeps of this request (None without a memo).
+    versions: array[int] = field(default_factory=lambda: array("q"))
+    output: OutputSlot | None = None
 
 
 def inline_output(state: Json) -> Json:
@@ -101,7 +106,7 @@ def build_messages(
         sources=done.firsts,
         collapsed_ids=collapsed_ids,
         warnings=report.flush(),
-        estimated_tokens=sum(done.shares.values()),
+        estimated_tokens=done.shares.total,
         message_tokens=done.shares,
         source_groups=done.rendered.sources,
         call_id_map=done.call_ids,
@@ -110,6 +115,8 @@ def build_messages(
         target=done.target,
         cache_ttl=done.cache_ttl,
         kept=msgs,
+        versions=done.rendered.versions,
+        output=memo.output if memo is not None else None,
     )
 
 

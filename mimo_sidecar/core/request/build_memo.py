@@ -42,14 +42,16 @@ and provider counting; otherwise the view is converted whole and the memo starts
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import attrgetter
+from typing import Any
 
 from ..estimate.provider_count import Counting, PartCost, counting_for, hidden_reasoning
 from ..formats import RENDERERS, cache_ttl_for
 from ..formats.context import RenderContext, Rendered
+from ..formats.layered import LayeredMap
 from ..formats.model import Turn
 from ..formats.normalize import Carried, Normalizer, add_closing_text, add_reminder, prepare_message
 from ..formats.report import Report
@@ -83,7 +85,7 @@ class Conversion:
     call_ids: dict[str, str]
     target: Target
     cache_ttl: str | None
-    shares: dict[str, int]
+    shares: RequestShares
     firsts: list[str]
 
 
@@ -113,8 +115,8 @@ class _Prefix:
     call_ids: dict[str, str] = field(default_factory=dict)
     dropped_calls: set[str] = field(default_factory=set)
     newest_assistant: Turn | None = None
-    shares: dict[str, int] = field(default_factory=dict)  # outside the turn in progress
-    trailing: list[tuple[str, int]] = field(default_factory=list)  # after the newest prompt: in_turn
+    shares: LayeredMap = field(default_factory=LayeredMap)  # outside the turn in progress
+    trailing: LayeredMap = field(default_factory=LayeredMap)  # after the newest prompt: in_turn
     responses: dict[str, list[PartCost]] = field(default_factory=dict)
     volatile: list[Json] = field(default_factory=list)  # `out`'s volatile blocks (no breakpoint on them)
     changes: int = -1  # `Message.kept_changes` when its messages were last found unchanged
@@ -123,6 +125,47 @@ class _Prefix:
 
 
 EMPTY = _Prefix()
+
+
+class RequestShares(Mapping[str, int]):
+    """Each contributing stored message's share of a request's size (`estimatedTokens`), and their
+    sum (`total`): the kept prefix's shares, what the turn in progress adds to those after its
+    prompt, then the shares of the messages after the cut. All three are frozen, so the map, which
+    only inspection reads, is made when first read: a request after one step costs its step."""
+
+    def __init__(self, kept: LayeredMap, trailing: LayeredMap | None, live: dict[str, int]) -> None:
+        self._parts: tuple[LayeredMap, LayeredMap | None, dict[str, int]] | None = (kept, trailing, live)
+        self.total = kept.total + (trailing.total if trailing is not None else 0) + sum(live.values())
+        self._merged: dict[str, int] = {}
+
+    def _map(self) -> dict[str, int]:
+        if self._parts is not None:
+            kept, trailing, live = self._parts
+            merged = kept.as_dict()
+            for message_id, extra in (trailing.as_dict() if trailing is not None else {}).items():
+                merged[message_id] += extra
+            merged.update(live)
+            self._merged, self._parts = merged, None
+        return self._merged
+
+    def __getitem__(self, key: str) -> int:
+        return self._map()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._map())
+
+    def __len__(self) -> int:
+        return len(self._map())
+
+
+class OutputSlot:
+    """What a caller keeps of the newest request of a memo, for as long as the memo lives (the RPC
+    layer keeps the encoded slices of its lists there, keyed by `Rendered.versions`, so that a
+    request after one step encodes that step). Emptied when the memo starts again from nothing: what
+    it held can serve no request of the new start."""
+
+    def __init__(self) -> None:
+        self.value: object = None
 
 
 class BuildMemo:
@@ -136,6 +179,7 @@ class BuildMemo:
         self.prefix: _Prefix | None = None
         self.inner: _Prefix | None = None
         self.reused = 0  # messages taken from a prefix by the newest conversion (for tests)
+        self.output = OutputSlot()
 
     def convert(
         self,
@@ -147,23 +191,28 @@ class BuildMemo:
         inner, outer = self.inner, self.prefix
         self.prefix = self.inner = None  # released before converting (one conversion's objects at a time)
         result = None
+        # How many messages the prefix held: a conversion that gives it up may extend its lists.
+        held = 0
         if self._valid(inner, msgs, options, reminder):
             assert inner is not None
             prefix: _Prefix = inner
+            held = len(inner.messages)
             result = _convert(msgs, options, reminder, closing, inner)
             # The outer prefix's messages begin the inner one's: they are valid with it.
         if result is None and self._valid(outer, msgs, options, reminder):
             assert outer is not None
             prefix = outer
+            held = len(outer.messages)
             result = _convert(msgs, options, reminder, closing, outer)
         elif result is None:
             outer = None
         if result is None:
-            prefix = EMPTY
+            prefix, held = EMPTY, 0
+            self.output.value = None
             result = _convert(msgs, options, reminder, closing, EMPTY)
             assert result is not None  # from the empty prefix nothing can refuse
         conversion, snapshots = result
-        self.reused = len(prefix.messages)
+        self.reused = held
         if prefix.reminder is not None:  # from the inner prefix: the outer one still holds
             self.prefix = outer
             self.inner = snapshots[-1] if snapshots else None if prefix.given_up else prefix
@@ -172,7 +221,7 @@ class BuildMemo:
             self.prefix = next((p for p in reversed(snapshots) if p.reminder is None), kept)
             self.inner = next((p for p in snapshots if p.reminder is not None), None)
         stamp = self.stamp
-        start = len(prefix.messages)
+        start = held
         for snapshot in snapshots:
             for m in snapshot.messages[start:]:
                 m.derived[stamp] = m.derived[KEPT] = True
@@ -378,6 +427,7 @@ def _convert(
                 base,
                 base_messages,
                 live,
+                marks[i - 1].cut if i else 0,
                 mark,
                 key,
                 out,
@@ -408,11 +458,21 @@ def _firsts(kept: _Prefix, out: Rendered) -> list[str]:
     return [*kept.firsts, *(group[0] for group in out.sources[len(kept.firsts) :])]
 
 
+def _grown(items: list[Any], added: Iterable[Any], take: bool) -> list[Any]:
+    """`items` followed by `added`: `items` itself, extended, when it is `take`n (its prefix is
+    given up), else a new list."""
+    if take:
+        items.extend(added)
+        return items
+    return [*items, *added]
+
+
 def _snapshot(
     prefix: _Prefix,
     base: _Prefix,
     base_messages: int,
     live: Sequence[Message],
+    since: int,
     mark: _Mark,
     key: tuple[Options, Target, Counting],
     out: Rendered,
@@ -423,28 +483,29 @@ def _snapshot(
 ) -> _Prefix:
     """The prefix up to the mark's cut, made while the request is rendered (before anything after
     the cut is fed): `base` (`prefix`, or the snapshot at an earlier cut of this pass) followed by
-    `turns`; `reminder`: the per-turn reminder they hold (the cut is inside the turn in progress)."""
+    `live[since : mark.cut]` and `turns`; `reminder`: the per-turn reminder they hold (the cut is
+    inside the turn in progress). A base given up gives its lists to it."""
     norm = prefix.norm.copy()
     norm.absorb(mark.norm)
     render = prefix.render.copy()
     render.absorb(ctx.report)
-    before = live[len(base.messages) - len(prefix.messages) : mark.cut]
+    before = live[since : mark.cut]
     responses = dict(base.responses)
     shares = _shares(_contributing(before, out, base_messages), counting, responses)
     newest = next((t for t in reversed(turns) if t.role == "assistant" and (t.provider or t.model)), None)
     return _Prefix(
-        messages=[*base.messages, *before],
+        messages=_grown(base.messages, before, base.given_up),
         opener=live[mark.cut],
         key=key,
         carried=mark.carried,
         norm=norm,
         render=render,
         out=out,  # given up by the caller, which goes on from a copy (`resumed`)
-        firsts=_firsts(base, out),
+        firsts=_grown(base.firsts, [group[0] for group in out.sources[len(base.firsts) :]], base.given_up),
         call_ids=dict(ctx.ids.mapped),
         dropped_calls=set(ctx.dropped_calls),
         newest_assistant=newest or base.newest_assistant,
-        shares={**base.shares, **{s.message_id: s.outside for s in shares}},
+        shares=base.shares.plus({s.message_id: s.outside for s in shares}),
         trailing=_trailing(base.trailing, shares),
         responses=responses,
         volatile=list(ctx.volatile),
@@ -482,25 +543,23 @@ def _shares(
     return out
 
 
-def _trailing(earlier: list[tuple[str, int]], shares: Sequence[_Share]) -> list[tuple[str, int]]:
+def _trailing(earlier: LayeredMap, shares: Sequence[_Share]) -> LayeredMap:
     """What the turn in progress adds, for the messages after the newest prompt."""
     start = next((i + 1 for i in range(len(shares) - 1, -1, -1) if shares[i].prompt), None)
-    kept = list(earlier) if start is None else []
-    return kept + [(s.message_id, s.in_turn) for s in shares[start or 0 :] if s.in_turn]
+    kept = earlier if start is None else LayeredMap()
+    return kept.plus({s.message_id: s.in_turn for s in shares[start or 0 :] if s.in_turn})
 
 
 def _request_shares(
     prefix: _Prefix, held_messages: int, live: Sequence[Message], out: Rendered, counting: Counting
-) -> dict[str, int]:
+) -> RequestShares:
     shares = _shares(_contributing(live, out, held_messages), counting, dict(prefix.responses))
-    total = dict(prefix.shares)
     start = next((i + 1 for i in range(len(shares) - 1, -1, -1) if shares[i].prompt), None)
-    if start is None:
-        for message_id, extra in prefix.trailing:
-            total[message_id] += extra
-    for i, s in enumerate(shares):
-        total[s.message_id] = s.outside + (s.in_turn if start is None or i >= start else 0)
-    return total
+    live_shares = {
+        s.message_id: s.outside + (s.in_turn if start is None or i >= start else 0)
+        for i, s in enumerate(shares)
+    }
+    return RequestShares(prefix.shares, prefix.trailing if start is None else None, live_shares)
 
 
-__all__ = ["BuildMemo", "Conversion", "Options", "convert", "prepare"]
+__all__ = ["BuildMemo", "Conversion", "Options", "OutputSlot", "convert", "prepare"]

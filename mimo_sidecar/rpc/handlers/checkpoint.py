@@ -10,7 +10,7 @@ from ...core.outcomes import Built, Committed, Prepared, WriterFinish
 from ...transport.jsonrpc_codec import EncodedJson
 from ...wire import checkpoint as ck
 from ...wire import session as w
-from ..dispatch import encode_result, rpc_method
+from ..dispatch import WithRequest, encode_result, rpc_method
 from .rebuild import build_fields, output_of
 from .sessions import writer_info
 
@@ -19,10 +19,10 @@ if TYPE_CHECKING:
 
 
 # -- core -> wire ---------------------------------------------------------------------------------
-def prepare_result(prepared: Prepared, fmt: str, host_view: bool = False) -> ck.PrepareResult:
+def prepare_result(prepared: Prepared, fmt: str, host_view: bool = False) -> WithRequest:
     fields = build_fields(Built(prepared.revision, prepared.result), fmt, host_view)
     fields["warnings"] = [*fields["warnings"], *prepared.warnings]
-    return ck.PrepareResult.passing_through(
+    result = ck.PrepareResult.passing_through(
         **fields,
         watermark=prepared.watermark,
         started=prepared.started,
@@ -32,6 +32,7 @@ def prepare_result(prepared: Prepared, fmt: str, host_view: bool = False) -> ck.
         instructions=prepared.instructions,
         instructions_tokens=est(prepared.instructions),
     )
+    return WithRequest(result, prepared.result.request)
 
 
 def finish_fields(done: WriterFinish) -> dict[str, Any]:

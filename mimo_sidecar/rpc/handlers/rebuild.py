@@ -13,7 +13,7 @@ from ...service import InsertRequest
 from ...transport.jsonrpc_codec import EncodedJson
 from ...wire import rebuild as w
 from ...wire.checkpoint import PrepareParams
-from ..dispatch import encode_result, rpc_method
+from ..dispatch import WithRequest, encode_result, rpc_method
 
 if TYPE_CHECKING:
     from ..server import SidecarServer
@@ -133,8 +133,9 @@ def build_fields(built: Built, fmt: str, host_view: bool = False) -> dict[str, A
     )
 
 
-def build_result(built: Built, fmt: str, host_view: bool = False) -> w.BuildResult:
-    return w.BuildResult.passing_through(**build_fields(built, fmt, host_view))
+def build_result(built: Built, fmt: str, host_view: bool = False) -> WithRequest:
+    result = w.BuildResult.passing_through(**build_fields(built, fmt, host_view))
+    return WithRequest(result, built.result.request)
 
 
 def register(server: SidecarServer) -> None:
@@ -155,7 +156,7 @@ def register(server: SidecarServer) -> None:
         return await ls.service.insert(insert_request(p), lambda done: encode_result(insert_result(done)))
 
     @rpc_method(server, "request/build", w.BuildParams)
-    async def request_build(ls: SidecarServer, p: w.BuildParams) -> w.BuildResult:
+    async def request_build(ls: SidecarServer, p: w.BuildParams) -> WithRequest:
         output = output_of(p, ls.service.model_tool_prefix(p.session_id, None))
         if p.purpose == "writer":
             writer = ls.service.build_for_writer(p.session_id, p.up_to, output)
