@@ -1,5 +1,4 @@
-"""The C allocator's thresholds for mapping large blocks and for giving the heap's top back
-(glibc only).
+"""The C allocator's threshold for mapping large blocks (glibc only).
 
 glibc serves a request above its mmap threshold with a private mapping, returned to the system as
 soon as it is freed; below it, from the heap, whose freed space stays with the process. The
@@ -9,13 +8,6 @@ first large frame (a 50 MB `session/open`), the growing output buffer of a whole
 worst case's peak (open, a whole-view build in every format, a rebuild) went over its target of
 3 × JSON + 80 MiB. A fixed threshold keeps large buffers mapped, and setting it turns the rising
 off. Small objects (the session's dicts and strings) are unaffected: they sit far below it.
-
-The other side: a freed heap top is given back to the system once it exceeds the trim threshold
-(128 KiB), so the next response's buffers were fresh pages again, each page faulted in on first
-write. A response is encoded in slices below the mmap threshold (`jsonrpc_codec.dumps_in_pieces`);
-with the trim threshold at `KEEP_FREED_HEAP_BYTES`, the freed slices of one response stay resident
-for the next (a 16 MB request encoded in 6 ms instead of 21). What stays is bounded by that figure
-and reused, not added to: the peak is the response's own.
 """
 
 from __future__ import annotations
@@ -27,17 +19,12 @@ import sys
 
 logger = logging.getLogger(__name__)
 
-M_TRIM_THRESHOLD = -1  # glibc's mallopt parameter numbers
-M_MMAP_THRESHOLD = -3
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter number
 MMAP_THRESHOLD_BYTES = 256 * 1024
-KEEP_FREED_HEAP_BYTES = 32 * 1024 * 1024
 
 
-def fix_mmap_threshold(
-    threshold: int = MMAP_THRESHOLD_BYTES, keep_freed_heap: int = KEEP_FREED_HEAP_BYTES
-) -> bool:
-    """Set glibc's mmap threshold, and its trim threshold to `keep_freed_heap`; False (and nothing
-    done) on another C library or platform."""
+def fix_mmap_threshold(threshold: int = MMAP_THRESHOLD_BYTES) -> bool:
+    """Set glibc's mmap threshold; False (and nothing done) on another C library or platform."""
     if not sys.platform.startswith("linux"):
         return False
     try:
@@ -47,9 +34,6 @@ def fix_mmap_threshold(
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    done = bool(mallopt(M_MMAP_THRESHOLD, threshold)) and bool(mallopt(M_TRIM_THRESHOLD, keep_freed_heap))
-    logger.debug(
-        "mmap threshold %s to %d bytes, trim threshold to %d", "set" if done else "not set", threshold,
-        keep_freed_heap,
-    )
+    done = bool(mallopt(M_MMAP_THRESHOLD, threshold))
+    logger.debug("mmap threshold %s to %d bytes", "set" if done else "not set", threshold)
     return done

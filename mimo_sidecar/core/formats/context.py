@@ -4,6 +4,7 @@ normalisation (docs/formats.md, "Normalisation (every format)")."""
 from __future__ import annotations
 
 import itertools
+import sys
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,31 @@ INLINED_TEXT_TYPES = frozenset({"text/plain", "application/x-directory"})
 _VERSIONS = itertools.count()
 
 
+def _counts(lists: tuple[object, ...]) -> list[int]:
+    count = getattr(sys, "getrefcount", None)  # CPython's; elsewhere lists are never taken
+    return [count(x) if count is not None else sys.maxsize for x in lists]
+
+
+def _only_held_by_one(*lists: object) -> bool:
+    """No reference to these lists but the one attribute each was read from: nothing else (the
+    request they were lent to, its result) holds them any more."""
+    return all(n <= _ALONE for n in _counts(lists))
+
+
+def _counts_as_checked(*lists: object) -> list[int]:
+    return _counts(lists)  # the calls and references `_only_held_by_one` makes
+
+
+class _Probe:
+    items: list[object]
+
+
+_probe = _Probe()
+_probe.items = []
+# The count `_only_held_by_one` sees for a list that one attribute alone holds.
+_ALONE = _counts_as_checked(_probe.items)[0]
+
+
 @dataclass
 class Rendered:
     """One format's messages, with the stored messages each came from.
@@ -35,10 +61,16 @@ class Rendered:
     (`finish`). The first `shared` messages may belong to a cached prefix (`build_memo`): a renderer
     never changes one of them in place, it changes its own copy (`own`, `extend_last`).
 
+    A prefix kept at a cut lends its lists to the request that goes on past the cut (`lend`):
+    the prefix is their first `upto` entries, and the request, which appends to them, copies them
+    before it changes one of those (`_borrowed`), so that the lists of a 10,000-message request
+    are not copied at every cut. The next conversion from the prefix takes them back, cut to
+    `upto`, when nothing else holds them (the request was dropped), else copies that much.
+
     `versions[i]` is the version of message `i` and its sources: a new one each time a message is
     added or replaced by a copy, so that two requests whose message `i` has the same version hold
     the very same, unchanged, message and sources there (the transport encodes such a run of
-    messages once, `transport.jsonrpc_codec.SliceCache`). A message is changed in place only before
+    messages once, `transport.jsonrpc_codec.ListCache`). A message is changed in place only before
     its request is returned (it was added by this conversion), or with `changed`."""
 
     messages: list[Json] = field(default_factory=list)
@@ -47,7 +79,12 @@ class Rendered:
     boundary_index: int | None = None  # the message holding the rebuild boundary's turn
     shared: int = 0
     versions: array[int] = field(default_factory=lambda: array("q"))
+    upto: int | None = None  # lent: its messages are the lists' first `upto`
+    _borrowed: int = 0  # the lists' first entries belong to the prefix that lent them
     _owned: set[int] = field(default_factory=set)  # shared positions already replaced by a copy
+
+    def __len__(self) -> int:
+        return self.upto if self.upto is not None else len(self.messages)
 
     def add(self, message: Json, sources: list[str]) -> None:
         self.messages.append(message)
@@ -56,6 +93,7 @@ class Rendered:
 
     def pop(self) -> None:
         """The last message left out."""
+        self._writing(len(self.messages) - 1)
         self.messages.pop()
         self.sources.pop()
         self.versions.pop()
@@ -64,6 +102,7 @@ class Rendered:
     def own(self, index: int, key: str) -> Json:
         """Message `index`, copied first (with its `key` list and sources) when it is shared."""
         if index < self.shared and index not in self._owned:
+            self._writing(index)
             self._owned.add(index)
             message = self.messages[index]
             self.messages[index] = {**message, key: list(message[key])}
@@ -73,6 +112,7 @@ class Rendered:
 
     def changed(self, index: int) -> None:
         """Message `index` was changed in place (the same change every request of a prefix makes)."""
+        self._writing(index)
         self.versions[index] = next(_VERSIONS)
 
     def extend_last(self, key: str, content: list[Json], sources: list[str]) -> None:
@@ -82,26 +122,39 @@ class Rendered:
         held = self.sources[last]
         held += [s for s in sources if s not in held]
 
+    def _writing(self, index: int) -> None:
+        """Entry `index` of the lists is about to change: the lists are copied first when it belongs
+        to the prefix that lent them."""
+        if index < self._borrowed:
+            self.messages, self.sources, self.versions = self.messages[:], self.sources[:], self.versions[:]
+            self._borrowed = 0
+
+    def lend(self) -> Rendered:
+        """A request to go on appending to these lists: this one keeps their first entries, as
+        many as it has now (`upto`)."""
+        held = len(self.messages)
+        self.upto = held
+        return Rendered(
+            self.messages, self.sources, dict(self.overrides), self.boundary_index, held, self.versions,
+            _borrowed=held,
+        )
+
     def resumed(self, take: bool = False) -> Rendered:
         """A copy to go on appending to, sharing every message with this one. With `take`, the
-        lists themselves, not a copy (touching each of 10,000 messages to copy the lists cost a
-        build after one step more than the step): this one is left empty, for a prefix that is
-        given up (`build_memo`)."""
-        if not take:
-            return Rendered(
-                list(self.messages),
-                [*self.sources],
-                dict(self.overrides),
-                self.boundary_index,
-                len(self.messages),
-                self.versions[:],
-            )
-        taken = Rendered(
-            self.messages, self.sources, self.overrides, self.boundary_index, len(self.messages),
-            self.versions,
-        )
-        self.messages, self.sources, self.overrides, self.versions = [], [], {}, array("q")
-        return taken
+        lists themselves when nothing else holds them (touching each of 10,000 messages to copy
+        them cost a build after one step more than the step), cut to this one's length: this one
+        is left empty, for a prefix that is given up (`build_memo`)."""
+        held = len(self)
+        if take and _only_held_by_one(self.messages, self.sources, self.versions):
+            messages, sources, versions = self.messages, self.sources, self.versions
+            del messages[held:], sources[held:], versions[held:]
+            overrides = self.overrides
+            self.messages, self.sources, self.overrides, self.versions = [], [], {}, array("q")
+            self.upto = None
+        else:
+            messages, sources = self.messages[:held], self.sources[:held]
+            overrides, versions = dict(self.overrides), self.versions[:held]
+        return Rendered(messages, sources, overrides, self.boundary_index, held, versions)
 
 
 @dataclass

@@ -90,7 +90,8 @@ def build_messages(
     turn of the request. With `memo`, the conversion of the view up to its newest cut is kept and
     reused by the next request built through it (`build_memo`): the same request, converted from
     what is new. `boundary`: the view's newest checkpoint boundary, when the caller knows it (collapse)."""
-    msgs = list(messages)
+    # A list is the caller's own copy of the view (`engine.build`): kept as it is, not copied again.
+    msgs = messages if isinstance(messages, list) else list(messages)
     collapse_warnings: list[str] = []
     collapsed_ids: list[str] = []
     if collapse_tail:

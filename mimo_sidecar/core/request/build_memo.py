@@ -410,7 +410,7 @@ def _convert(
     # The prefix's output lists are taken rather than copied when a new cut will replace it in its
     # role (an inner prefix by any new cut, another by a new cut before the reminder's message): the
     # memo then keeps the new prefix, or none should that cut not hold after all (`convert`).
-    held_messages = len(prefix.out.messages)
+    held_messages = len(prefix.out)
     replaced = bool(marks) if prefix.reminder is not None else bool(outer)
     prefix.given_up = prefix is not EMPTY and replaced
     out = prefix.out.resumed(take=prefix.given_up)
@@ -420,7 +420,7 @@ def _convert(
         base = snapshots[-1] if snapshots else prefix
         renderer.feed(turns[fed : mark.turns], ctx, out)
         held = reminder if i >= len(outer) else None  # an inner cut: the reminder is before it
-        base_messages = held_messages if base is prefix else len(base.out.messages)
+        base_messages = held_messages if base is prefix else len(base.out)
         snapshots.append(
             _snapshot(
                 prefix,
@@ -437,19 +437,24 @@ def _convert(
                 held,
             )
         )
-        out = out.resumed()
+        out = out.lend()
         fed = mark.turns
     renderer.feed(turns[fed:], ctx, out)
     renderer.finish(out, ctx)
     if len(out.messages) < held_messages:
         return None  # the final-message rules left out a message the prefix holds
     # The same, for a message before a new cut: that prefix and those after it are not kept.
-    short = (i for i, p in enumerate(snapshots) if len(out.messages) < len(p.out.messages))
+    short = (i for i, p in enumerate(snapshots) if len(out.messages) < len(p.out))
     snapshots = snapshots[: next(short, len(snapshots))]
     report.absorb(prefix.render)
     report.absorb(render_report)
-    shares = _request_shares(prefix, held_messages, live, out, counting)
-    firsts = _firsts(snapshots[-1] if snapshots else prefix, out)
+    # The shares from the newest new prefix on: what the next request from it would compute (the
+    # whole view's shares were computed twice in a first build).
+    kept = snapshots[-1] if snapshots else prefix
+    since = marks[len(snapshots) - 1].cut if snapshots else 0
+    kept_messages = len(kept.out) if snapshots else held_messages
+    shares = _request_shares(kept, kept_messages, live[since:], out, counting)
+    firsts = _firsts(kept, out)
     return Conversion(out, report, ids.mapped, target, cache_ttl, shares, firsts), snapshots
 
 
@@ -500,7 +505,7 @@ def _snapshot(
         carried=mark.carried,
         norm=norm,
         render=render,
-        out=out,  # given up by the caller, which goes on from a copy (`resumed`)
+        out=out,  # the caller goes on with the lists it lends (`Rendered.lend`)
         firsts=_grown(base.firsts, [group[0] for group in out.sources[len(base.firsts) :]], base.given_up),
         call_ids=dict(ctx.ids.mapped),
         dropped_calls=set(ctx.dropped_calls),
