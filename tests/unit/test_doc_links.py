@@ -105,7 +105,9 @@ def broken_links(path: Path, root: Path = ROOT) -> list[str]:
         if not resolved.exists():
             broken.append(f"{where}: no such file")
         elif fragment and resolved.suffix == ".md":
-            anchors = cache.setdefault(resolved, anchors_of(resolved))
+            if resolved not in cache:  # once per file (setdefault would read it for every link)
+                cache[resolved] = anchors_of(resolved)
+            anchors = cache[resolved]
             if fragment not in anchors:
                 broken.append(f"{where}: no anchor #{fragment} in {resolved.relative_to(root)}")
     return broken
