@@ -190,7 +190,16 @@ async def _cycle(svc: SidecarService, sid: str, slots: weakref.WeakSet[SessionSl
     svc.close(sid)
 
 
-async def test_closing_releases_lock_and_state_memory_flat_over_10000_cycles(tmp_path) -> None:
+# Cycles traced by tracemalloc (which makes each cycle ~3x slower) and the growth they may leave:
+# 16 KiB over 2,500 cycles is the bound 64 KiB over 10,000 was, 6.5 bytes a cycle, less than one
+# pointer kept per session (a list growing by one entry a cycle fails it). What is really left is
+# allocator noise of ~60 bytes, whatever the count. The benchmarks' RSS row (session_cycles.py)
+# runs 10,000 cycles of a real sidecar.
+CYCLES = 2_500
+RETAINED_LIMIT = 16 * 1024
+
+
+async def test_closing_releases_lock_and_state_memory_flat_over_2500_cycles(tmp_path) -> None:
     from mimo_sidecar.core.config import RebuildConfig
 
     svc = SidecarService(memory_root=tmp_path, config=RebuildConfig(checkpoint_disabled=True))
@@ -201,7 +210,7 @@ async def test_closing_releases_lock_and_state_memory_flat_over_10000_cycles(tmp
     tracemalloc.start()
     try:
         before, _ = tracemalloc.get_traced_memory()
-        for i in range(10_000):
+        for i in range(CYCLES):
             await _cycle(svc, f"s-{i}", slots)
         gc.collect()
         after, _ = tracemalloc.get_traced_memory()
@@ -209,6 +218,6 @@ async def test_closing_releases_lock_and_state_memory_flat_over_10000_cycles(tmp
         tracemalloc.stop()
     assert len(svc.sessions) == 0
     assert len(slots) == 0  # no slot (lock, notices, settlements) survives its session
-    # Flat: what is left after 10,000 sessions is a few kilobytes of allocator noise, while each
-    # session held ~10 KB (two messages, a lock, a notice, a settlement) when open.
-    assert after - before < 64 * 1024, f"{after - before} bytes retained after 10,000 open/close cycles"
+    # Flat: what is left after the cycles is allocator noise, while each session held ~10 KB (two
+    # messages, a lock, a notice, a settlement) when open.
+    assert after - before < RETAINED_LIMIT, f"{after - before} bytes kept after {CYCLES} open/close cycles"
