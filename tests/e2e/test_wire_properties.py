@@ -465,6 +465,8 @@ DECLARED = {
     ],
 }
 DECLARED_TASK = [("status",), ("summary",), ("created_at",), ("id",)]
+# A task's `id` is a string or an integer (data_model.TASK_ID): an integer is not wrongly typed there.
+TASK_INTEGER_TOO = {("id",)}
 
 
 def wrongly_typed(value: Any) -> st.SearchStrategy[Any]:
@@ -484,7 +486,11 @@ def typed_attacks(draw: st.DrawFn, host: HostData, fresh_sid: str) -> Attack:
     if host.tasks and draw(st.booleans()):
         where = draw(st.sampled_from(DECLARED_TASK))
         tasks = copy.deepcopy(host.tasks)
-        value = draw(wrongly_typed(tasks[0][where[0]]))
+        value = draw(
+            wrongly_typed(tasks[0][where[0]]).filter(
+                lambda v: where not in TASK_INTEGER_TOO or not isinstance(v, int) or isinstance(v, bool)
+            )
+        )
         params = {"sessionId": host.sid, "tasks": replaced(tasks, (0, *where), value)}
         return Attack("session/sync", params, msg_id, refused_at=".".join(map(str, ("tasks", 0, *where))))
     index = draw(st.sampled_from([0, 1]))
