@@ -64,6 +64,9 @@ class SidecarServer(LanguageServer):
         )
         self.progress_tokens = itertools.count(1)  # work-done progress tokens: mimo-rebuild-<n>
         self.progress_unanswered = False  # the client left a progress token unanswered (rpc.status)
+        # creates still waiting for an answer, token -> (answer, expiry timer): when one expires, all
+        # are forgotten together (a second insert may have asked before the first one's bound ran out)
+        self.progress_asks: dict[str, tuple[Any, asyncio.TimerHandle]] = {}
         self.progress_answer_seconds = PROGRESS_ANSWER_SECONDS
         self.handlers: dict[str, RawHandler] = {}  # method -> validated handler (rpc.dispatch)
         self.inflight: set[asyncio.Task[Any]] = set()

@@ -6,8 +6,8 @@ the client advertised `window.workDoneProgress`, and nothing waits for it: the t
 if the work is still running. A client that refuses the token (vscode-jsonrpc answers -32601 without
 a handler) gets no progress for that request. A client that does not answer within
 `PROGRESS_ANSWER_SECONDS` (the server's `progress_answer_seconds`) is not asked again on this
-connection, and the unanswered request is forgotten: nothing is kept for an answer that may never
-come.
+connection, and every request still unanswered is forgotten with it: nothing is kept for an
+answer that may never come.
 """
 
 from __future__ import annotations
@@ -83,12 +83,12 @@ class StatusReporter:
             types.WorkDoneProgressCreateParams(token=token),
             msg_id=token,
         )
-        expiry = asyncio.get_running_loop().call_later(
-            self.server.progress_answer_seconds, self._unanswered, token, answer
-        )
+        expiry = asyncio.get_running_loop().call_later(self.server.progress_answer_seconds, self._unanswered)
+        self.server.progress_asks[token] = (answer, expiry)
 
         def answered(done: Future[Any]) -> None:
             expiry.cancel()
+            self.server.progress_asks.pop(token, None)
             if done.cancelled():
                 return
             if done.exception() is not None:  # the client cannot show progress: the notification suffices
@@ -102,8 +102,10 @@ class StatusReporter:
 
         answer.add_done_callback(answered)
 
-    def _unanswered(self, token: str, answer: Future[Any]) -> None:
-        if answer.done():
+    def _unanswered(self) -> None:
+        """One create went unanswered past the bound: every create still waiting is forgotten."""
+        asks = self.server.progress_asks
+        if not asks:
             return
         logger.warning(
             "the client did not answer window/workDoneProgress/create within %g s: no more "
@@ -111,5 +113,8 @@ class StatusReporter:
             self.server.progress_answer_seconds,
         )
         self.server.progress_unanswered = True
-        self.server.protocol.forget_future(token, answer)
-        answer.cancel()
+        for token, (answer, expiry) in list(asks.items()):
+            expiry.cancel()
+            self.server.protocol.forget_future(token, answer)
+            answer.cancel()  # its done callback drops it from `asks`
+        asks.clear()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mimo_sidecar.core import engine, texts
@@ -22,11 +22,13 @@ from mimo_sidecar.core.estimate.jstext import est
 from mimo_sidecar.core.memory.files import MemoryRoot
 from mimo_sidecar.core.rebuild.fidelity import fidelity_report
 from mimo_sidecar.core.rebuild.recent_user import (
+    MIN_TRUNCATION_CAP,
     fit_user_entry,
     is_user_ask,
     logical_window,
     newest_user_ask,
     recent_user_entries,
+    truncate_user,
 )
 from mimo_sidecar.core.rebuild.render import RenderInputs, render
 from mimo_sidecar.core.session.message import Message
@@ -298,10 +300,16 @@ def test_the_early_bail_counts_the_appended_ask(tmp_path) -> None:
     per_msg=st.integers(1, 800),
     budget=st.integers(0, 900),
 )
+@example(raw="000000", per_msg=1, budget=2)  # the raw text fits the budget, not the per-message cap
 def test_fit_user_entry_stays_within_the_budget(raw: str, per_msg: int, budget: int) -> None:
     entry = fit_user_entry(raw, per_msg, budget, "msg_1")
     if entry is not None:
         assert est(entry) <= budget
         assert entry == raw or texts.user_elision_marker(0, "msg_1").split(" ")[0] in entry
+        assert entry != raw or est(raw) <= per_msg  # the per-message cap binds even when the budget is larger
     else:
-        assert est(raw) > budget
+        # None only when neither the entry under the per-message cap nor the smallest truncation fits:
+        # a text within the budget but over the cap is still shortened, never sent whole
+        assert est(truncate_user(raw, per_msg, "msg_1")) > budget
+        smallest = min(per_msg, budget)
+        assert smallest < MIN_TRUNCATION_CAP or est(truncate_user(raw, MIN_TRUNCATION_CAP, "msg_1")) > budget
