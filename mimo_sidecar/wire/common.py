@@ -49,6 +49,7 @@ class Params(BaseModel):
         extra="forbid",
         strict=True,
         frozen=True,
+        defer_build=True,  # built at first use: a sidecar that serves three methods builds three
     )
 
 
@@ -66,6 +67,7 @@ class Result(BaseModel):
         validate_by_name=True,
         serialize_by_alias=True,
         extra="forbid",
+        defer_build=True,
     )
     PASS_THROUGH: ClassVar[tuple[str, ...]] = ()
 

@@ -53,7 +53,9 @@ class _Section(BaseModel):
     """A config object: declared keys are validated, unknown ones are set aside for the warnings
     without being validated (their names are the host's, a lone surrogate included)."""
 
-    model_config = ConfigDict(extra="allow", strict=True, frozen=True, populate_by_name=False)
+    model_config = ConfigDict(
+        extra="allow", strict=True, frozen=True, populate_by_name=False, defer_build=True
+    )
 
     _unknown: tuple[str, ...] = PrivateAttr(default=())
 
