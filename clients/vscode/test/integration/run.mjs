@@ -41,6 +41,8 @@ const paths = {
   xdg: join(run, 'xdg'),
 };
 let server;
+/** Settles when code-server's process has exited (its log written). */
+let serverExited = Promise.resolve();
 let browser;
 let page;
 let failed = false;
@@ -158,7 +160,11 @@ before(async () => {
   const out = [];
   server.stdout.on('data', (d) => out.push(d));
   server.stderr.on('data', (d) => out.push(d));
-  server.on('exit', () => writeFileSync(log, Buffer.concat(out)));
+  // The log is rewritten when code-server exits; after() waits for that exit before it removes the
+  // run's directory, so this write never lands in a directory already gone.
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  server.once('exit', () => writeFileSync(log, Buffer.concat(out)));
+  serverExited = exited;
   const end = Date.now() + 30_000;
   while (!Buffer.concat(out).toString().includes('HTTP server listening')) {
     assert.ok(Date.now() < end && server.exitCode === null, `code-server did not start: ${Buffer.concat(out).toString()}`);
@@ -179,13 +185,27 @@ before(async () => {
 after(async () => {
   if (page) await shot('last').catch(() => undefined);
   await browser?.close().catch(() => undefined);
-  if (server?.exitCode === null) {
-    try {
-      process.kill(-server.pid, 'SIGTERM');
-    } catch {
-      // gone already
+  if (server && server.exitCode === null && server.signalCode === null) {
+    // SIGTERM to the whole group (code-server and its extension host); SIGKILL if it has not exited
+    // within 10 s. Either way the 'exit' event (and its log write) has happened before rmSync.
+    const stop = (signal) => {
+      try {
+        process.kill(-server.pid, signal);
+      } catch {
+        // gone already
+      }
+    };
+    stop('SIGTERM');
+    let timer;
+    const bound = new Promise((resolve) => {
+      timer = setTimeout(() => resolve(true), 10_000);
+    });
+    const timedOut = await Promise.race([serverExited.then(() => false), bound]);
+    clearTimeout(timer);
+    if (timedOut) {
+      stop('SIGKILL');
+      await serverExited;
     }
-    await sleep(500);
   }
   if (failed || process.env.MIMO_KEEP_RUN) console.log(`# the run's files are kept in ${run}`);
   else rmSync(run, { recursive: true, force: true });
