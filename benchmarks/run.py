@@ -69,6 +69,7 @@ SYNC_BATCH = 500  # messages per session/sync in the bulk-sync measurement
 # Whole-view builds in every format (and the worst-case RSS) up to this size; beyond, ai-sdk alone
 # (a 20,000-message view is a 160 MB response per build).
 WHOLE_VIEW_FORMATS_UP_TO = 5000
+FIRST_BUILD_OPENS = 3  # the first build after an open: the median of this many opens
 
 
 # -- timing ------------------------------------------------------------------------------------------
@@ -599,33 +600,45 @@ def build_formats(client: SidecarClient, build: Json, reps: int) -> Json:
 
 
 def build_full_view(client: SidecarClient, w: Workload, build: Json, reps: int) -> Json:
-    """`request/build` before any rebuild: the whole session goes out (reopened fresh first), in
-    every format up to `WHOLE_VIEW_FORMATS_UP_TO` messages (`ai-sdk` alone beyond), each as a ratio
-    to the orjson floor of its own output: one serialise and one parse, as many times as the round
-    trips, medians of both (target: within 2x)."""
-    rpc(client, "session/close", {"sessionId": w.sid})
-    rpc(client, "session/open", params_json=w.open_json)
+    """`request/build` before any rebuild: the whole session goes out, in every format up to
+    `WHOLE_VIEW_FORMATS_UP_TO` messages (`ai-sdk` alone beyond), each as a ratio to the orjson floor
+    of its own output: one serialise and one parse, as many times as the round trips, medians of
+    both (target: within 2x).
+
+    The first build after a `session/open` (issue 25's row: at most 1.5x the floor) is one event
+    per open, so it is measured `FIRST_BUILD_OPENS` times, each after a `session/close` and a fresh
+    `session/open`, and the median given: the first of a format right after another format's
+    builds would be the first after those builds (it frees their memo), not the first after the
+    open."""
     formats = FORMATS if w.n <= WHOLE_VIEW_FORMATS_UP_TO else ("ai-sdk",)
     out: Json = {}
     for fmt in formats:
         params = {**build, "format": fmt}
+        firsts, handled_firsts = [], []
         with collector_paused():
+            for _ in range(FIRST_BUILD_OPENS):
+                rpc(client, "session/close", {"sessionId": w.sid})
+                rpc(client, "session/open", params_json=w.open_json)
+                before = len(handler_ms(client, "request/build"))
+                _, first_ms, _ = rpc(client, "request/build", params)  # the first after the open
+                firsts.append(first_ms)
+                handled_firsts += handler_ms(client, "request/build")[before:]
             before = len(handler_ms(client, "request/build"))
-            _, first_ms, _ = rpc(client, "request/build", params)  # the first after the open
             entry = repeat_rpc(client, "request/build", params, reps, budget_s=15)
             handled = handler_ms(client, "request/build")[before:]
             result, _, _ = rpc(client, "request/build", params)
             floors = Timer.repeat(lambda result=result: orjson.loads(orjson.dumps(result)), reps)
             floor = statistics.median(floors)  # the same statistic as the round trips
             del result
+        first_ms = statistics.median(firsts)
         entry["json_floor_ms"] = round(floor, 3)
         entry["ratio_to_floor"] = round(entry["median_ms"] / floor, 2) if floor else None
         entry["first_ms"] = round(first_ms, 3)
         entry["first_ratio_to_floor"] = round(first_ms / floor, 2) if floor else None
-        if len(handled) >= 2 and floor:  # the sidecar's own time, as the issue measured it
-            warm = statistics.median(handled[1:])
-            entry["handler_first_ms"], entry["handler_warm_ms"] = round(handled[0], 3), round(warm, 3)
-            entry["handler_first_to_floor"] = round(handled[0] / floor, 2)
+        if handled_firsts and handled and floor:  # the sidecar's own time, as the issue measured it
+            first, warm = statistics.median(handled_firsts), statistics.median(handled)
+            entry["handler_first_ms"], entry["handler_warm_ms"] = round(first, 3), round(warm, 3)
+            entry["handler_first_to_floor"] = round(first / floor, 2)
             entry["handler_warm_to_floor"] = round(warm / floor, 2)
         out[fmt] = entry
     return out

@@ -334,3 +334,37 @@ def test_shared_and_cyclic_containers_take_the_exact_path() -> None:
     cyclic.append(cyclic)
     with pytest.raises(RecursionError):  # as JavaScript's JSON.stringify throws on a cycle
         js_stringify(cyclic)
+
+
+def test_a_number_in_text_does_not_hide_a_float_elsewhere() -> None:
+    # Text that looks like a float (inside a string) is text; a float anywhere, however deep, is
+    # written as JavaScript writes it, never as orjson does ("3.0").
+    assert js_stringify({"note": "at :1.5", "n": 2}) == '{"note":"at :1.5","n":2}'
+    deep = {"note": "at :1.5", "deep": [[{"x": 3.0}]]}
+    assert js_stringify(deep) == '{"note":"at :1.5","deep":[[{"x":3}]]}'
+    assert js_stringify([1e21, -2.0, 1e-7]) == "[1e+21,-2,1e-7]"
+    assert js_json_length({"deep": [[{"x": 3.0}]]}) == len('{"deep":[[{"x":3}]]}')
+    assert js_json_length({"big": -(2**60)}) == len('{"big":-1152921504606846976}')
+    assert js_json_length([2**53 + 1]) == len(js_number(2**53 + 1)) + 2
+
+
+def test_integers_around_2_to_the_53_are_written_as_javascript_does() -> None:
+    for n in (2**53 - 1, 2**53, 2**53 + 1, -(2**53) - 1, 10**15, 10**16 - 1):
+        assert js_stringify([n]) == f"[{js_number(n)}]"
+        assert js_json_length([n]) == len(js_number(n)) + 2
+
+
+def test_values_javascript_has_no_such_type_for_take_the_exact_path() -> None:
+    import datetime
+    import enum
+
+    class Label(str):
+        pass
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    # orjson would write these (an ISO date, the subclass's value); JavaScript's JSON.stringify of
+    # the Python value is what the exact path says: undefined for the date, the value otherwise.
+    assert js_stringify({"d": datetime.date(2026, 1, 2), "n": 1}) == '{"n":1}'
+    assert js_stringify([Label("x"), Level.HIGH]) == '["x",2]'
