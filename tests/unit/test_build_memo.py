@@ -20,12 +20,13 @@ from hypothesis import strategies as st
 from mimo_sidecar.core.formats import FORMATS
 from mimo_sidecar.core.formats.target import Target
 from mimo_sidecar.core.request.assembly import BuiltRequest, build_messages
-from mimo_sidecar.core.request.build_memo import BuildMemo
+from mimo_sidecar.core.request.build_memo import BuildMemo, prepare
 from mimo_sidecar.core.session.message import Json, Message
 from mimo_sidecar.core.session.session import PartUpsert, Session, SyncBatch
 from mimo_sidecar.core.words import MAIN_AGENT
 from tests.fuzz import examples
 from tests.real_sessions import imported, real_session_files
+from tests.unit import builders as b
 from tests.unit.importers.transcripts import open_in_core
 from tests.unit.test_running_size import Model, _info, apply
 from tests.unit.test_running_size import ops as size_ops
@@ -396,3 +397,47 @@ def test_real_transcripts_growing_step_by_step_convert_as_a_whole(path: Path) ->
         assert_same(view[:k], session, with_reminder, kinds, reminder=REMINDER)
         reused += assert_same(view[:k], session, without, kinds)
     assert reused > 0 or n < 10
+
+
+# -- what `session/open` prepares ---------------------------------------------------------------
+def _arguments(built: BuiltRequest, fmt: str) -> list[str]:
+    if fmt == "openai-chat":
+        return [c["function"]["arguments"] for m in built.messages for c in m.get("tool_calls", ())]
+    return [item["arguments"] for item in built.messages if item.get("type") == "function_call"]
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses"])
+def test_inputs_written_at_open_are_what_javascript_writes(fmt: str) -> None:
+    # `prepare` writes each call's input while the parts are fresh from their measure, by orjson
+    # alone when nothing in the message's parts is written otherwise: a float in the input, a
+    # float beside it (a step's cost) or an input changed by a sync after the open must still be
+    # sent as JSON.stringify writes it, the same request as with nothing prepared.
+    def messages() -> list[Message]:
+        read = {"path": "a.py", "lines": [1, 2**53], "all": True, "to": None}
+        plain = {**b.tool("c1", "read", read), "id": "p1"}
+        floaty = b.tool("c2", "seek", {"at": 2.0, "ratio": 1e21, "small": 1e-7, "big": 2**60})
+        beside = b.tool("c3", "read", {"path": "b.py"})
+        return [
+            b.user("u1", b.text("go")),
+            b.assistant("a1", plain, created=2),
+            b.assistant("a2", floaty, created=3),
+            b.assistant("a3", beside, {"type": "step-finish", "cost": 0.25}, created=4),
+        ]
+
+    prepared = b.session_of(messages(), "s-open")
+    prepare(prepared.view())
+    assert [m.plain_json for m in prepared.view()] == [True, True, False, False]
+    fresh = b.session_of(messages(), "s-lazy")
+    built = build(prepared.view(), prepared, fmt, None)
+    assert dump(built) == dump(build(fresh.view(), fresh, fmt, None))
+    assert _arguments(built, fmt) == [
+        '{"path":"a.py","lines":[1,9007199254740992],"all":true,"to":null}',
+        '{"at":2,"ratio":1e+21,"small":1e-7,"big":1152921504606847000}',
+        '{"path":"b.py"}',
+    ]
+    # A float synced into a prepared message's input after the open.
+    changed = b.tool("c1", "read", {"path": "a.py", "scale": 3.0})
+    prepared.apply(SyncBatch(upsert_parts=[PartUpsert("a1", {**changed, "id": "p1"})]))
+    assert len(prepared.get("a1").parts) == 1 and not prepared.get("a1").plain_json
+    again = build(prepared.view(), prepared, fmt, None)
+    assert _arguments(again, fmt)[0] == '{"path":"a.py","scale":3}'

@@ -207,8 +207,10 @@ def test_appending_one_message_to_5000_costs_only_that_message(memory, monkeypat
     new = assistant("a99999", text("one more"), created=T0 + 10**6)
     serialized: list[object] = []
     projected: list[object] = []
-    real_length, real_element = message_mod.js_json_length, watermark_mod.element_of
-    monkeypatch.setattr(message_mod, "js_json_length", lambda p: serialized.append(p) or real_length(p))
+    real_length, real_element = message_mod.js_json_length_and_plain, watermark_mod.element_of
+    monkeypatch.setattr(
+        message_mod, "js_json_length_and_plain", lambda p: serialized.append(p) or real_length(p)
+    )
     monkeypatch.setattr(watermark_mod, "element_of", lambda m: projected.append(m) or real_element(m))
     before = s.total_tokens
     sync(s, [new])

@@ -11,11 +11,17 @@ import subprocess
 from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mimo_sidecar.core.estimate.jsjson import js_json_length, js_number, js_stringify
+from mimo_sidecar.core.estimate.jsjson import (
+    js_json_length,
+    js_json_length_and_plain,
+    js_number,
+    js_stringify,
+)
 from mimo_sidecar.core.estimate.jstext import est, len16
 from tests.fuzz import examples
 
@@ -252,6 +258,27 @@ def test_matches_the_independent_reference(v: Any) -> None:
     expected = ref_stringify(v)
     assert u16(js_stringify(v)) == u16(expected)
     assert js_json_length(v) == ref_len16(expected)
+
+
+@settings(max_examples=examples(150))
+@given(JSON_VALUES)
+def test_plain_means_orjson_writes_it_as_javascript_does(v: Any) -> None:
+    # `plain` lets a tool input inside a part be written by orjson with no check: it must never be
+    # claimed for a value orjson would write otherwise, here or anywhere inside it.
+    length, plain = js_json_length_and_plain(v)
+    assert length == js_json_length(v)
+    if plain:
+        assert orjson.dumps(v).decode() == js_stringify(v) == ref_stringify(v)
+        inner = list(v.values()) if isinstance(v, dict) else list(v) if isinstance(v, list) else []
+        for x in inner:
+            assert orjson.dumps(x).decode() == ref_stringify(x)
+
+
+def test_what_is_not_plain() -> None:
+    assert js_json_length_and_plain({"a": ["x", 1, True, None, {"b": -(2**53)}]})[1]
+    for v in ({"a": [{"x": 3.0}]}, {"a": 2**53 + 1}, ["\ud800"], {"d": {1, 2}}, {1: "x"}):
+        assert not js_json_length_and_plain(v)[1], v
+    assert js_json_length_and_plain(["\ud800"]) == (js_json_length(["\ud800"]), False)
 
 
 @settings(max_examples=examples(700))

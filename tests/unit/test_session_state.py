@@ -242,15 +242,15 @@ def test_streaming_part_upserts_reestimate_only_that_part(monkeypatch: pytest.Mo
     s = opened(msg(mid(1), parts=parts), *[msg(mid(n), created=1000 + n) for n in range(2, 50)])
     calls: list[object] = []
 
-    measured = message_mod.js_json_length
+    measured = message_mod.js_json_length_and_plain
 
-    def counting(part: object) -> int | None:
+    def counting(part: object) -> tuple[int | None, bool]:
         calls.append(part)
         return measured(part)
 
     total = s.total_tokens
     expected = total - part_tokens(parts[6]) + part_tokens(text_part(mid(1), "p7", "The build fails because"))
-    monkeypatch.setattr(message_mod, "js_json_length", counting)  # the serialisation a part costs
+    monkeypatch.setattr(message_mod, "js_json_length_and_plain", counting)  # what a part costs
     for chunk in ("The", "The build", "The build fails because"):
         streamed = text_part(mid(1), "p7", chunk)
         s.apply(SyncBatch(upsert_parts=[PartUpsert(mid(1), streamed)]))

@@ -135,10 +135,13 @@ def _js_stringify(value: Any) -> str | None:
     return None
 
 
-def _float_correction(value: Any) -> int:
-    """Length difference JavaScript minus orjson over every float / huge int inside `value`."""
+def _js_correction(value: Any) -> tuple[int, bool]:
+    """Length difference JavaScript minus orjson over every float / huge int inside `value`, and
+    whether there is none of them nor a leaf of a non-JSON type (orjson's text is then exactly
+    `JSON.stringify`'s, of `value` and of everything inside it)."""
     stack = [value]
     delta = 0
+    plain = True
     while stack:
         v = stack.pop()
         if isinstance(v, dict):
@@ -147,7 +150,10 @@ def _float_correction(value: Any) -> int:
             stack.extend(v)
         elif isinstance(v, float) or (type(v) is int and abs(v) > _MAX_SAFE):
             delta += len(js_number(v)) - len(orjson.dumps(v))
-    return delta
+            plain = False
+        elif type(v) not in _PLAIN_LEAVES:
+            plain = False
+    return delta, plain
 
 
 def _utf16_len_of_utf8(b: bytes) -> int:
@@ -160,6 +166,14 @@ def _utf16_len_of_utf8(b: bytes) -> int:
 
 def js_json_length(value: Any) -> int | None:
     """`JSON.stringify(value).length` in UTF-16 code units; None where the result is undefined."""
+    return js_json_length_and_plain(value)[0]
+
+
+def js_json_length_and_plain(value: Any) -> tuple[int | None, bool]:
+    """`js_json_length(value)`, and whether orjson writes `value`, and every value inside it, as
+    `JSON.stringify` does (no float, no integer beyond 2^53, no lone surrogate, no leaf of a
+    non-JSON type): a part read from the wire is measured once, and what a request later
+    stringifies of it (a tool call's input) can then skip the check (`ToolCall.input_json`)."""
     try:
         encoded = orjson.dumps(value)
     except (TypeError, orjson.JSONEncodeError):
@@ -168,6 +182,7 @@ def js_json_length(value: Any) -> int | None:
         except RecursionError:
             # Nesting deeper than Python's stack: JavaScript's JSON.stringify also throws (a
             # RangeError) on deep enough nesting, and a part that cannot be serialized counts 1000.
-            return None
-        return None if text is None else len16(text)
-    return _utf16_len_of_utf8(encoded) + _float_correction(value)
+            return None, False
+        return (None if text is None else len16(text)), False
+    delta, plain = _js_correction(value)
+    return _utf16_len_of_utf8(encoded) + delta, plain

@@ -22,6 +22,10 @@ import binascii
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
+from ..estimate.jsjson import js_stringify
+
 Json = dict[str, Any]
 
 
@@ -125,6 +129,15 @@ class ToolCall:
     # `input` as `JSON.stringify` writes it, once: a call is shared by every request built from its
     # message's version (`normalize`), and OpenAI formats send every call's input as a string.
     stringified: str | None = None
+
+    def input_json(self, plain: bool = False) -> str:
+        """`input` as `JSON.stringify` writes it (`{}` for none), computed once per call. `plain`:
+        the input is known to hold nothing orjson writes otherwise (it sits in a part measured
+        so, `Message.plain_json`), and orjson's text is taken without the check."""
+        if self.stringified is None:
+            value = self.input if self.input is not None else {}
+            self.stringified = (orjson.dumps(value).decode() if plain else js_stringify(value)) or "{}"
+        return self.stringified
 
 
 @dataclass(slots=True)

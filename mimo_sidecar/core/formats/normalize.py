@@ -758,9 +758,15 @@ def _steps(parts: list[Json]) -> list[list[tuple[int, Json]]]:
 # =============================================================================================
 def prepare_message(msg: Message) -> None:
     """What `msg` converts to before any pass's state, computed now and kept on it (an assistant
-    message's plan, until the message changes)."""
+    message's plan, until the message changes), with each call's input as the OpenAI formats send
+    it: while the parts are fresh from their measure, which told whether orjson's text of them is
+    `JSON.stringify`'s, a JSON write (the first OpenAI request would check and write each one)."""
     if msg.role == "assistant" and msg.parts:
-        _AssistantPlan.cached(msg)
+        for ops in _AssistantPlan.cached(msg).steps:
+            for op in ops:
+                if isinstance(op, _Call) and op.call.arguments is None and not op.call.custom:
+                    if not isinstance(op.call.input, str):  # a string input is sent as it is
+                        op.call.input_json(msg.plain_json)
 
 
 def add_reminder(turns: list[Turn], msgs: Sequence[Message], reminder: str, report: r.Report) -> None:

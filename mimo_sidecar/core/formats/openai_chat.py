@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..estimate.jsjson import js_stringify
 from . import report as r
 from .context import BlockShapes, RenderContext, Rendered, inlined_text, user_blocks
 from .model import Json, Media, Reasoning, Text, ToolCall, Turn
@@ -62,9 +61,7 @@ def arguments_of(call: ToolCall) -> str:
         return call.arguments
     if isinstance(call.input, str):
         return call.input if call.input else "{}"
-    if call.stringified is None:
-        call.stringified = js_stringify(call.input if call.input is not None else {}) or "{}"
-    return call.stringified
+    return call.input_json()
 
 
 SHAPES = BlockShapes(lambda text: {"type": "text", "text": text}, media_part)

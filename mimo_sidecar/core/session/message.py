@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar, Literal, cast
 
-from ..estimate.jsjson import js_json_length
+from ..estimate.jsjson import js_json_length, js_json_length_and_plain
 from ..estimate.jstext import est_len
 from ..estimate.provider_count import Counting, PartCost, cost_tokens, sized_part_cost
 from ..words import MAIN_AGENT
@@ -81,6 +81,7 @@ class Message:
         "_flags",
         "_costs",
         "_lengths",
+        "plain_json",
     )
 
     def __init__(self, info: Json, parts: list[Json] | None = None, seq: int = 0) -> None:
@@ -96,6 +97,10 @@ class Message:
         self._flags: tuple[bool, bool, bool] | None = None
         self._costs: list[PartCost | None] = []
         self._lengths: list[int | None] = []  # each part's JSON length, which its cost starts from
+        # True while orjson is known to write every part as `JSON.stringify` does (no float...,
+        # `js_json_length_and_plain`): a tool input inside one is stringified without a check. A
+        # part replaced or removed leaves it as it was (False stays False: the check then runs).
+        self.plain_json = True
         self.replace_parts(parts or [])
 
     # -- identity and classification -------------------------------------------------------
@@ -172,7 +177,13 @@ class Message:
     # -- incremental part maintenance ------------------------------------------------------
     def replace_parts(self, parts: list[Json]) -> None:
         self.parts = list(parts)
-        self._lengths = [js_json_length(p) for p in self.parts]
+        self._lengths = []
+        plain_json = True
+        for part in self.parts:
+            length, plain = js_json_length_and_plain(part)
+            self._lengths.append(length)
+            plain_json = plain_json and plain
+        self.plain_json = plain_json
         self.part_tokens = [tokens_of_length(n) for n in self._lengths]
         self._costs = [None] * len(self.parts)
         self.tokens = sum(self.part_tokens)
@@ -187,7 +198,8 @@ class Message:
 
     def set_part(self, part: Json) -> None:
         """Insert or replace one part (matched by `id`); only that part is re-estimated."""
-        length = js_json_length(part)
+        length, plain = js_json_length_and_plain(part)
+        self.plain_json = self.plain_json and plain
         cost = tokens_of_length(length)
         pid = part.get("id")
         i = self._part_index.get(pid) if isinstance(pid, str) else None
@@ -222,7 +234,8 @@ class Message:
 
     def refresh_part(self, index: int) -> None:
         """Re-estimate one part after the sidecar mutated it in place (microcompaction)."""
-        length = js_json_length(self.parts[index])
+        length, plain = js_json_length_and_plain(self.parts[index])
+        self.plain_json = self.plain_json and plain
         cost = tokens_of_length(length)
         self.tokens += cost - self.part_tokens[index]
         self.part_tokens[index] = cost
