@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..transport.allocator import fix_mmap_threshold
+from ..transport.allocator import fix_malloc_thresholds
 from ..transport.framing import DEFAULT_MAX_FRAME_BYTES
 from ..transport.jsondepth import MAX_NESTING
 from ..transport.stdio import claim_stdio
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         return inspect_main(argv[1:])
     args, unknown = build_parser().parse_known_args(argv)
     allow_nesting_of_frames()
-    fix_mmap_threshold()
+    fix_malloc_thresholds()
     rpc_in, rpc_out = claim_stdio()
     try:
         configure_logging(args.log_level, args.log_file)

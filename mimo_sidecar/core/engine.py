@@ -51,7 +51,7 @@ from .rebuild.trigger import (
     usage_recovered,
 )
 from .rebuild.watermark import WatermarkResult, watermark_for
-from .request.assembly import BuiltRequest, build_messages
+from .request.assembly import BuiltRequest, build_messages, normalise_ahead
 from .request.build_memo import BuildMemo
 from .request.estimate_accuracy import ModelAccuracy, estimate_accuracy
 from .request.running_size import view_request_tokens
@@ -701,6 +701,22 @@ def has_memory_artifacts(session: Session, memory: MemoryRoot, config: RebuildCo
     task."""
     return bool(session.listed_tasks(now_ms, config.task_archive_days)) or memory.session_dir_nonempty(
         session.session_id
+    )
+
+
+def normalise_at_open(session: Session) -> None:
+    """Normalise the main agent's view for its first request, as `build` will convert it (its
+    memo; `BuildMemo.normalise_ahead`): `session/open` calls it while the parse is fresh. Not for
+    a session opened with a parent: its view holds the parent's (and their parents') messages,
+    which the open did not read; an open costs what it is given."""
+    if session.parent_id is not None:
+        return
+    normalise_ahead(
+        session.context_view(MAIN_AGENT),
+        collapse_tail=True,  # `build`'s default
+        ordering=session.ordering(),
+        memo=session.kept(("build", MAIN_AGENT), BuildMemo),
+        boundary=session.view_checkpoint_boundary(MAIN_AGENT),
     )
 
 

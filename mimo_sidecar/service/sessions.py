@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..core import texts
+from ..core.engine import normalise_at_open
 from ..core.errors import DomainError, ErrorCode, FieldPath
 from ..core.memory.files import is_safe_name
 from ..core.outcomes import Settlement
@@ -130,6 +131,7 @@ class SessionTable:
         if parent is not None:
             session.set_parent(parent, r.parent_watermark)
         prepare(session.messages())  # the first request converts with what open has just read
+        normalise_at_open(session)
         slot = self._slots[r.session_id] = SessionSlot(session)
         return slot
 

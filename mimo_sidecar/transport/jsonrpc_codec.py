@@ -151,9 +151,10 @@ def _infinities_as_null(value: Any) -> Any:
 
 # A long list is encoded a slice at a time, each slice's bytes near this size, and a response
 # after one step sends again the slices of the previous one whose items did not change
-# (`ListCache`). Above glibc's mmap threshold (transport/allocator.py): a freed slice goes back to
-# the system, where slices from the heap left holes that stayed resident (the worst case's peak
-# went 13 MiB over its target).
+# (`ListCache`). Below glibc's mmap threshold and within its trim threshold (transport/allocator.py):
+# the space a freed slice leaves in the heap is where the next response's slices are written (a
+# fresh mapping faults on each page). With glibc's rising thresholds instead, the heap kept every
+# large buffer, and the worst case's peak went 13 MiB over its target.
 SLICE_BYTES = 512 * 1024
 SLICED_LIST_ITEMS = 32  # a shorter list is encoded whole
 FIRST_SLICE_ITEMS = 8  # the items of a first slice, before their size is known

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from mimo_sidecar.core.formats import FORMATS
 from mimo_sidecar.core.formats.target import Target
-from mimo_sidecar.core.request.assembly import BuiltRequest, build_messages
+from mimo_sidecar.core.request.assembly import BuiltRequest, build_messages, normalise_ahead
 from mimo_sidecar.core.request.build_memo import BuildMemo, prepare
 from mimo_sidecar.core.session.message import Json, Message
 from mimo_sidecar.core.session.session import PartUpsert, Session, SyncBatch
@@ -400,6 +400,121 @@ def test_real_transcripts_growing_step_by_step_convert_as_a_whole(path: Path) ->
 
 
 # -- what `session/open` prepares ---------------------------------------------------------------
+def opened(
+    msgs: list[Message], session: Session, kinds: list[tuple[str, dict[str, Any]]] | None = None
+) -> dict[Any, BuildMemo]:
+    """A memo per variant, each with the view normalised as `session/open` leaves it."""
+    memos: dict[Any, BuildMemo] = {}
+    for i in range(len(kinds or variants())):
+        memos[i] = BuildMemo()
+        normalise_ahead(msgs, collapse_tail=True, ordering=session.ordering(), memo=memos[i])
+    return memos
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(
+    st.lists(st.lists(more_ops, min_size=1, max_size=4), min_size=1, max_size=12),
+    st.lists(more_ops, max_size=4),
+    st.sampled_from([None, REMINDER]),
+)
+def test_a_view_normalised_at_open_converts_to_the_whole_conversion_after_any_changes(
+    before: list[list[tuple[Any, ...]]], after: list[tuple[Any, ...]], reminder: str | None
+) -> None:
+    # The first build takes the turns `session/open` normalised up to the latest cut that still
+    # holds once the changes synced since are in (none, a step, a new prompt, an edit, a result
+    # for a call sent as interrupted), and the builds after it go on from the prefixes it kept.
+    model = Model()
+    for batch in before:
+        for op in batch:
+            apply_more(model, op)
+    memos = opened(list(model.session.context_view()), model.session)
+    for op in after:
+        apply_more(model, op)
+    assert_same(list(model.session.context_view()), model.session, memos, reminder=reminder)
+    apply(model, ("split-step", MAIN_AGENT, "one more", True))
+    assert_same(list(model.session.context_view()), model.session, memos, reminder=reminder)
+
+
+@pytest.mark.parametrize("reminder", [None, REMINDER])
+def test_the_first_build_after_open_normalises_only_what_came_after_the_open_cut(
+    reminder: str | None,
+) -> None:
+    model = conversation(6)
+    view = list(model.session.context_view())
+    kinds = variants()[:5]
+    memos = opened(view, model.session, kinds)
+    assert assert_same(view, model.session, memos, kinds, reminder=reminder) == 0  # no prefix yet
+    # The open's latest cut: before the newest step's first entry (inside the turn in progress).
+    assert [memos[i].headed for i in range(len(kinds))] == [len(view) - 2] * len(kinds)
+    # The prefixes that first build kept serve the next one.
+    apply(model, ("split-step", MAIN_AGENT, "next", True))
+    assert assert_same(list(model.session.context_view()), model.session, memos, kinds, reminder=reminder) > 0
+
+
+def test_what_was_synced_after_the_open_is_normalised_from_the_latest_cut_that_holds() -> None:
+    kinds = variants()[:5]
+    # A new prompt and a step after the open: normalised from the open's latest cut.
+    model = conversation(4)
+    view = list(model.session.context_view())
+    memos = opened(view, model.session, kinds)
+    apply(model, ("prompt", MAIN_AGENT, "and now"))
+    apply(model, ("split-step", MAIN_AGENT, "more", True))
+    assert_same(list(model.session.context_view()), model.session, memos, kinds, reminder=REMINDER)
+    assert {memos[i].headed for i in range(len(kinds))} == {len(view) - 2}
+    # A message before the open's cuts edited (the newest turn's first step, or an old prompt):
+    # nothing the open normalised holds.
+    for edited in (
+        lambda v: next(
+            i
+            for i in range(len(v) - 1, 0, -1)
+            if v[i - 1].role == "user" and v[i - 1].parts[0]["type"] == "text"
+        ),
+        lambda v: 0,
+    ):
+        model = conversation(4)
+        view = list(model.session.context_view())
+        memos = opened(view, model.session, kinds)
+        target = view[edited(view)]
+        model.session.apply(
+            SyncBatch(upsert_parts=[PartUpsert(target.id, {"id": "t9", "type": "text", "text": "edited"})])
+        )
+        assert_same(list(model.session.context_view()), model.session, memos, kinds, reminder=REMINDER)
+        assert {memos[i].headed for i in range(len(kinds))} == {0}
+
+
+def test_a_result_synced_after_the_open_for_a_call_sent_as_interrupted_normalises_the_whole_view() -> None:
+    model = conversation(2)
+    apply(model, ("split-step", MAIN_AGENT, "slow", False))  # no result yet
+    _, pending = model.calls[-1]
+    apply(model, ("prompt", MAIN_AGENT, "meanwhile"))
+    apply(model, ("split-step", MAIN_AGENT, "other", True))
+    memo = BuildMemo()
+    normalise_ahead(
+        list(model.session.context_view()), collapse_tail=True, ordering=model.session.ordering(), memo=memo
+    )
+    model.add(
+        _info(model, "user", MAIN_AGENT),
+        [{"id": "r", "type": "tool_result", "tool_use_id": pending, "content": "done at last"}],
+    )
+    view = list(model.session.context_view())
+    kept = build(view, model.session, "anthropic", memo)
+    assert memo.headed == 0
+    assert dump(kept) == dump(build(view, model.session, "anthropic", None))
+    assert not any(w.startswith("result-synthesized") for w in kept.warnings)
+    assert "done at last" in orjson.dumps(kept.messages).decode()
+
+
+@pytest.mark.parametrize("path", real_session_files())
+def test_real_transcripts_first_build_after_open_converts_as_a_whole(path: Path) -> None:
+    session = open_in_core(imported(path).params)
+    view = list(session.context_view())[:REAL_VIEW]
+    kinds = variants()[:6]
+    for reminder in (REMINDER, None):
+        memos = opened(view, session, kinds)
+        assert_same(view, session, memos, kinds, reminder=reminder)
+        assert all(memos[i].headed > 0 for i in range(len(kinds))) or len(view) < 10
+
+
 def _arguments(built: BuiltRequest, fmt: str) -> list[str]:
     if fmt == "openai-chat":
         return [c["function"]["arguments"] for m in built.messages for c in m.get("tool_calls", ())]

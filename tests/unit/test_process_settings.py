@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mimo_sidecar.transport.allocator import fix_mmap_threshold
+from mimo_sidecar.transport.allocator import fix_malloc_thresholds
 
 # A 16 MiB buffer freed (glibc then raises its threshold to 16 MiB), then 8 MiB buffers, each
 # followed by a small live block so that the heap cannot shrink from its top: the pages that stay
@@ -16,8 +16,8 @@ from mimo_sidecar.transport.allocator import fix_mmap_threshold
 SCRIPT = """
 import sys
 if sys.argv[1] == "fixed":
-    from mimo_sidecar.transport.allocator import fix_mmap_threshold
-    assert fix_mmap_threshold()
+    from mimo_sidecar.transport.allocator import fix_malloc_thresholds
+    assert fix_malloc_thresholds()
 def resident_pages():
     return int(open("/proc/self/statm").read().split()[1])
 first = b"x" * (16 << 20)
@@ -47,7 +47,7 @@ def test_freed_large_buffers_go_back_to_the_system_once_the_threshold_is_fixed()
 
 def test_it_reports_when_it_cannot_set_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "platform", "darwin")
-    assert fix_mmap_threshold() is False
+    assert fix_malloc_thresholds() is False
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="F_SETPIPE_SZ: Linux only")

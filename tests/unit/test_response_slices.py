@@ -172,26 +172,34 @@ async def test_each_build_of_a_long_turn_answers_what_a_fresh_sidecar_answers(
 
 
 # -- the allocator -----------------------------------------------------------------------------------
-HEAP_SCRIPT = """
-from mimo_sidecar.transport.allocator import fix_mmap_threshold
+REUSE_SCRIPT = """
+import resource, sys
+from mimo_sidecar.transport.allocator import fix_malloc_thresholds
 from mimo_sidecar.transport.jsonrpc_codec import dumps_in_pieces
-assert fix_mmap_threshold()
-def resident_pages():
-    return int(open("/proc/self/statm").read().split()[1])
-items = [{"role": "tool", "text": "x" * 6000, "i": i} for i in range(3000)]
-pins = []
+assert fix_malloc_thresholds(*map(int, sys.argv[1:]))
+def faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+items = [{"role": "tool", "text": "x" * 6000, "i": i} for i in range(700)]  # 4.2 MB
 pieces = dumps_in_pieces({"messages": items}, {"messages"})
-for i in range(50):
-    pins.append(bytearray(2000 + i))  # heap blocks after the slices: the heap cannot shrink from its top
-base = resident_pages()
-del pieces
-print(base - resident_pages())
+del pieces  # a memo started again, a session closed
+before = faults()
+pieces = dumps_in_pieces({"messages": items}, {"messages"})
+print(faults() - before)
 """
 
 
+def _faults_of_a_second_response(*thresholds: int) -> int:
+    args = [str(t) for t in thresholds]
+    run = subprocess.run(
+        [sys.executable, "-c", REUSE_SCRIPT, *args], capture_output=True, text=True, check=True
+    )
+    return int(run.stdout.strip())
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
-def test_the_freed_slices_of_a_response_go_back_to_the_system() -> None:
-    """The slices are above the mmap threshold the sidecar fixes: once a response is written, its
-    18 MB go back to the system, where slices from the heap would leave resident holes."""
-    run = subprocess.run([sys.executable, "-c", HEAP_SCRIPT], capture_output=True, text=True, check=True)
-    assert int(run.stdout.strip()) > 3500  # pages: 18 MB is 4,400
+def test_a_response_is_written_into_the_pages_the_previous_one_left() -> None:
+    """The slices come from the heap, which keeps the space they leave (the trim threshold the
+    sidecar fixes): the next response is written there, not into fresh mappings that fault on
+    every 4 KiB page (4.2 MB is about 1,030 pages)."""
+    assert _faults_of_a_second_response() < 100
+    assert _faults_of_a_second_response(256 * 1024, 128 * 1024) > 700  # slices mapped: what it avoids

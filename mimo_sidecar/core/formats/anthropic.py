@@ -148,8 +148,9 @@ def _assistant(turn: Turn, ctx: RenderContext) -> list[Json]:
 def _tool_result(result: ToolResult, ctx: RenderContext, source: str, moved: list[Json]) -> Json:
     block: Json = {"type": "tool_result", "tool_use_id": ctx.ids(result.call_id)}
     if result.as_string and not result.media:
-        if result.text:
-            block["content"] = result.text
+        text = result.text
+        if text:
+            block["content"] = text
     else:
         items = result_blocks(result, ctx, source, SHAPES, moved)
         if items:
@@ -166,7 +167,8 @@ def _results(turn: Turn, ctx: RenderContext) -> list[Json]:
     for result in ctx.replayed_results(turn):
         moved: list[Json] = []
         blocks.append(_tool_result(result, ctx, turn.sources[0], moved))
-        moved_all += ctx.moved_media(SHAPES, ctx.ids(result.call_id), moved, turn.sources[0])
+        if moved:
+            moved_all += ctx.moved_media(SHAPES, ctx.ids(result.call_id), moved, turn.sources[0])
     return blocks + moved_all
 
 

@@ -22,8 +22,17 @@ class CallIdMap:
     max_length: int | None = None
     invalid: re.Pattern[str] | None = None
     mapped: dict[str, str] = field(default_factory=dict)  # mapped ID → original ID
+    # original ID → the ID sent, for this conversion: a call's ID is asked for by its call, its
+    # result and the result's moved media
+    _sent: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __call__(self, original: str) -> str:
+        sent = self._sent.get(original)
+        if sent is None:
+            sent = self._sent[original] = self._fitted(original)
+        return sent
+
+    def _fitted(self, original: str) -> str:
         fits = (self.max_length is None or len(original) <= self.max_length) and (
             self.invalid is None or not self.invalid.search(original)
         )

@@ -143,7 +143,8 @@ def _results(turn: Turn, ctx: RenderContext, out: Rendered) -> None:
     for result in ctx.replayed_results(turn):
         moved: list[Json] = []
         parts.append(_response(result, ctx, turn.sources[0], moved))
-        moved_all += ctx.moved_media(SHAPES, ctx.ids(result.call_id), moved, turn.sources[0])
+        if moved:
+            moved_all += ctx.moved_media(SHAPES, ctx.ids(result.call_id), moved, turn.sources[0])
     if parts:
         out.add({"role": "user", "parts": parts}, turn.sources)
     if moved_all:

@@ -118,8 +118,10 @@ def _results(turn: Turn, ctx: RenderContext, out: Rendered) -> None:
             {"role": "tool", "tool_call_id": call_id, "content": result.text},
             [result.source or turn.sources[0]],
         )
-        media = [m for m in (media_part(x, ctx, turn.sources[0]) for x in result.media) if m is not None]
-        moved += ctx.moved_media(SHAPES, call_id, media, turn.sources[0])
+        attached = result.media
+        if attached:
+            media = [m for m in (media_part(x, ctx, turn.sources[0]) for x in attached) if m is not None]
+            moved += ctx.moved_media(SHAPES, call_id, media, turn.sources[0])
     if moved:
         out.add({"role": "user", "content": moved}, turn.sources)
 

@@ -247,7 +247,8 @@ def _results(turn: Turn, ctx: RenderContext, out: Rendered) -> None:
         kind = "custom_tool_call_output" if result.custom else "function_call_output"
         output = _output(result, ctx, turn.sources[0], moved)
         out.add({"type": kind, "call_id": call_id, "output": output}, [result.source or turn.sources[0]])
-        moved_all += ctx.moved_media(SHAPES, call_id, moved, turn.sources[0])
+        if moved:
+            moved_all += ctx.moved_media(SHAPES, call_id, moved, turn.sources[0])
     if moved_all:
         out.add({"type": "message", "role": "user", "content": moved_all}, turn.sources)
 

@@ -68,13 +68,16 @@ def inline_output(state: Json) -> Json:
     return tool_output(inline_result(ToolCall("", "", None), state))
 
 
+SKILL_CATALOG_FLAG = "skillCatalog"  # the part metadata flag of a skill catalog (behavior.md#part-conversion)
+
+
 def build_messages(
     messages: Sequence[Message],
     *,
     collapse_tail: bool,
     ordering: Ordering,
     reminder: str | None,
-    skill_catalog_flag: str = "skillCatalog",
+    skill_catalog_flag: str = SKILL_CATALOG_FLAG,
     fmt: str = DEFAULT_FORMAT,
     target: Target | None = None,
     cache_ttl: str | None = None,
@@ -90,14 +93,7 @@ def build_messages(
     turn of the request. With `memo`, the conversion of the view up to its newest cut is kept and
     reused by the next request built through it (`build_memo`): the same request, converted from
     what is new. `boundary`: the view's newest checkpoint boundary, when the caller knows it (collapse)."""
-    # A list is the caller's own copy of the view (`engine.build`): kept as it is, not copied again.
-    msgs = messages if isinstance(messages, list) else list(messages)
-    collapse_warnings: list[str] = []
-    collapsed_ids: list[str] = []
-    if collapse_tail:
-        collapsed = collapse(msgs, ordering, boundary)
-        msgs, collapsed_ids = list(collapsed.messages), list(collapsed.removed_ids)
-        collapse_warnings += collapsed.warnings
+    msgs, collapsed_ids, collapse_warnings = _collapsed(messages, collapse_tail, ordering, boundary)
     options = Options(fmt, target, cache_ttl, skill_catalog_flag, model_in_use)
     done = (memo.convert if memo is not None else convert)(msgs, options, reminder, closing)
     report = Report(collapse_warnings)
@@ -119,6 +115,36 @@ def build_messages(
         versions=done.rendered.versions,
         output=memo.output if memo is not None else None,
     )
+
+
+def normalise_ahead(
+    messages: Sequence[Message],
+    *,
+    collapse_tail: bool,
+    ordering: Ordering,
+    memo: BuildMemo,
+    skill_catalog_flag: str = SKILL_CATALOG_FLAG,
+    boundary: Message | None | EllipsisType = ...,
+) -> None:
+    """Normalise the view now, as `build_messages` would, for the memo's first request
+    (`BuildMemo.normalise_ahead`: `session/open` calls it while the messages are fresh)."""
+    msgs, _, _ = _collapsed(messages, collapse_tail, ordering, boundary)
+    memo.normalise_ahead(msgs, skill_catalog_flag)
+
+
+def _collapsed(
+    messages: Sequence[Message],
+    collapse_tail: bool,
+    ordering: Ordering,
+    boundary: Message | None | EllipsisType,
+) -> tuple[list[Message], list[str], list[str]]:
+    """The view the request is converted from, the IDs collapse left out and its warnings."""
+    # A list is the caller's own copy of the view (`engine.build`): kept as it is, not copied again.
+    msgs = messages if isinstance(messages, list) else list(messages)
+    if not collapse_tail:
+        return msgs, [], []
+    collapsed = collapse(msgs, ordering, boundary)
+    return list(collapsed.messages), list(collapsed.removed_ids), list(collapsed.warnings)
 
 
 def host_view(kept: Sequence[Message], reminder: str | None) -> list[Json]:

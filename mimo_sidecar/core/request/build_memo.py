@@ -180,6 +180,25 @@ class BuildMemo:
         self.inner: _Prefix | None = None
         self.reused = 0  # messages taken from a prefix by the newest conversion (for tests)
         self.output = OutputSlot()
+        self.ahead: _Ahead | None = None  # the view as `session/open` normalised it
+        self.headed = 0  # messages the newest conversion took normalised from `ahead` (for tests)
+
+    def normalise_ahead(self, msgs: Sequence[Message], skill_flag: str) -> None:
+        """Normalise the view `msgs` now (`session/open`, while its messages are fresh from the
+        parse): the memo's first conversion, in whatever format, then normalises only what came
+        after the latest of its cuts that still holds (behavior.md#request-reuse). Cut as for a
+        request with the per-turn reminder: that gives both cuts, and the one a request without it
+        takes is among them."""
+        self.ahead = None
+        held = list(msgs)
+        normalised = _normalise(held, skill_flag, EMPTY, Report(), True)
+        if normalised is None or not normalised[1]:
+            return
+        turns, marks = normalised
+        stamp = self.stamp
+        for m in held[: marks[-1].cut + 1]:
+            m.derived[stamp] = m.derived[KEPT] = True
+        self.ahead = _Ahead(held, skill_flag, turns, marks, Message.kept_changes)
 
     def convert(
         self,
@@ -206,11 +225,16 @@ class BuildMemo:
             result = _convert(msgs, options, reminder, closing, outer)
         elif result is None:
             outer = None
+        ahead, self.ahead = self.ahead, None  # one conversion at most takes it: it holds a view's turns
+        self.headed = 0
         if result is None:
             prefix, held = EMPTY, 0
             self.output.value = None
-            result = _convert(msgs, options, reminder, closing, EMPTY)
+            head = self._head(ahead, msgs, options) if ahead is not None else None
+            result = _convert(msgs, options, reminder, closing, EMPTY, head)
             assert result is not None  # from the empty prefix nothing can refuse
+            if head is not None and head.taken:
+                self.headed = head.mark.cut
         conversion, snapshots = result
         self.reused = held
         if prefix.reminder is not None:  # from the inner prefix: the outer one still holds
@@ -233,6 +257,25 @@ class BuildMemo:
             if kept is not None and kept.changes == -1:
                 kept.changes = changes
         return conversion
+
+    def _head(self, ahead: _Ahead, msgs: Sequence[Message], options: Options) -> _Head | None:
+        """The latest of `ahead`'s cuts before which `msgs` has the same messages, unchanged since
+        the open, and at which it has the same opener (the cut went there because of what that
+        message is)."""
+        if ahead.skill_flag != options.skill_flag:
+            return None
+        stamp, held = self.stamp, ahead.messages
+        unchanged = ahead.changes == Message.kept_changes
+        for i in range(len(ahead.marks) - 1, -1, -1):
+            mark = ahead.marks[i]
+            if mark.cut >= len(msgs) or msgs[mark.cut] is not held[mark.cut]:
+                continue
+            head = msgs[: mark.cut + 1]
+            if (head if isinstance(head, list) else list(head)) != held[: mark.cut + 1]:
+                continue  # compared by identity: the same message objects
+            if unchanged or all(map(dict.__contains__, map(_DERIVED, head), repeat(stamp))):
+                return _Head(mark, ahead.turns[: mark.turns], ahead.marks[: i + 1])
+        return None
 
     def _valid(
         self, prefix: _Prefix | None, msgs: Sequence[Message], options: Options, reminder: str | None
@@ -327,25 +370,65 @@ class _Mark:
     norm: Report
 
 
+@dataclass
+class _Ahead:
+    """The view as `session/open` normalised it (`BuildMemo.normalise_ahead`): its messages, its
+    turns and the marks at its cuts, for the memo's first conversion."""
+
+    messages: list[Message]
+    skill_flag: str
+    turns: list[Turn]
+    marks: list[_Mark]
+    changes: int  # `Message.kept_changes` once its messages were stamped
+
+
+@dataclass
+class _Head:
+    """What a conversion takes of an `_Ahead`: the turns up to `mark`, the latest cut whose
+    messages it still has unchanged, and the marks up to it."""
+
+    mark: _Mark
+    turns: list[Turn]
+    marks: list[_Mark]
+    # The conversion normalised from it (else the whole view: a result after the cut answers a
+    # call sent as interrupted before it).
+    taken: bool = False
+
+
 def _normalise(
-    live: Sequence[Message], options: Options, prefix: _Prefix, report: Report, reminder: bool
+    live: Sequence[Message],
+    skill_flag: str,
+    prefix: _Prefix,
+    report: Report,
+    reminder: bool,
+    head: _Head | None = None,
 ) -> tuple[list[Turn], list[_Mark]] | None:
     """The turns of `live` and the marks at its cuts (None: a result in `live` answers a call the
-    prefix sent as interrupted)."""
-    normalizer = Normalizer(live, options.skill_flag, report, prefix.carried)
+    prefix, or the head, sent as interrupted). With `head` (normalised by `session/open`, `prefix`
+    empty), the pass starts at the head's cut, from its state there, and `report` holds its
+    report at that cut."""
+    start = head.mark.cut if head is not None else 0
+    rest = live[start:] if head is not None else live
+    carried = head.mark.carried if head is not None else prefix.carried
+    normalizer = Normalizer(rest, skill_flag, report, carried)
     if normalizer.answers_interrupted():
         return None
-    marks = []
+    marks = list(head.marks) if head is not None else []
+    held = len(head.turns) if head is not None else 0
     fed = 0
-    for cut in _candidate_cuts(live, reminder):
+    for cut in _candidate_cuts(rest, reminder):
         normalizer.feed(fed, cut)
         fed = cut
         if normalizer.opens_turn(cut):
             normalizer.close()  # what `feed` would do first at `cut`
             if normalizer.reach < cut:
-                marks.append(_Mark(cut, len(normalizer.turns), normalizer.carry(cut), report.copy()))
-    normalizer.feed(fed, len(live))
+                marks.append(
+                    _Mark(start + cut, held + len(normalizer.turns), normalizer.carry(cut), report.copy())
+                )
+    normalizer.feed(fed, len(rest))
     turns = normalizer.finish()
+    if head is not None:
+        turns = [*head.turns, *turns]
     # Nothing after the cut to carry the reminder or the closing text: not kept.
     return turns, [mark for mark in marks if mark.turns < len(turns)]
 
@@ -356,13 +439,20 @@ def _convert(
     reminder: str | None,
     closing: tuple[str, str] | None,
     prefix: _Prefix,
+    head: _Head | None = None,
 ) -> tuple[Conversion, list[_Prefix]] | None:
     """The conversion of `msgs` from `prefix` (None: the prefix cannot serve this request), and the
-    prefixes up to the new cuts after `prefix`'s, in order."""
+    prefixes up to the new cuts after `prefix`'s, in order; `head`: the normalisation `session/open`
+    made of `msgs`'s first messages (with the empty prefix only)."""
     live = msgs[len(prefix.messages) :]
     placing = reminder is not None and prefix.reminder is None  # the reminder goes into `live`
-    norm = Report()
-    normalised = _normalise(live, options, prefix, norm, placing)
+    norm = head.mark.norm.copy() if head is not None else Report()
+    normalised = _normalise(live, options.skill_flag, prefix, norm, placing, head)
+    if normalised is None and head is not None:  # the head cannot serve: the whole view again
+        norm = Report()
+        normalised = _normalise(live, options.skill_flag, prefix, norm, placing)
+    elif head is not None:
+        head.taken = True
     if normalised is None:
         return None
     turns, marks = normalised
