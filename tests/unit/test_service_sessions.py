@@ -7,6 +7,7 @@ import asyncio
 import gc
 import tracemalloc
 import weakref
+from pathlib import Path
 
 import pytest
 
@@ -221,3 +222,46 @@ async def test_closing_releases_lock_and_state_memory_flat_over_2500_cycles(tmp_
     # Flat: what is left after the cycles is allocator noise, while each session held ~10 KB (two
     # messages, a lock, a notice, a settlement) when open.
     assert after - before < RETAINED_LIMIT, f"{after - before} bytes kept after {CYCLES} open/close cycles"
+
+
+# -- what the open prepares for the first request -------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["ai-sdk", "anthropic", "openai-chat", "openai-responses", "gemini"])
+def test_the_first_build_after_open_takes_the_turns_the_open_normalised(fmt: str, tmp_path: Path) -> None:
+    """`session/open` normalises the main view (engine.normalise_at_open): the first build, in any
+    format, normalises only what follows the open's latest cut, and is the build a session whose
+    open prepared nothing makes."""
+    from benchmarks.generator import generate_session
+    from mimo_sidecar.core.formats import BuildOutput
+    from mimo_sidecar.core.request.build_memo import BuildMemo
+    from mimo_sidecar.core.words import MAIN_AGENT
+
+    data = generate_session(60, 20261207)
+    svc = SidecarService(memory_root=str(tmp_path))
+    for sid in ("opened", "plain"):
+        svc.open(OpenRequest(sid, messages=data["messages"]))
+    memo = session_of(svc, "opened").kept(("build", MAIN_AGENT), BuildMemo)
+    assert memo.ahead is not None
+    session_of(svc, "plain").kept(("build", MAIN_AGENT), BuildMemo).ahead = None  # nothing prepared
+    opened = svc.build("opened", output=BuildOutput(fmt)).result.request
+    plain = svc.build("plain", output=BuildOutput(fmt)).result.request
+    assert memo.headed > len(data["messages"]) // 2 and memo.ahead is None  # taken, then released
+    assert (opened.messages, opened.warnings, opened.estimated_tokens, dict(opened.message_tokens)) == (
+        plain.messages,
+        plain.warnings,
+        plain.estimated_tokens,
+        dict(plain.message_tokens),
+    )
+
+
+def test_a_forked_session_is_not_normalised_at_open() -> None:
+    """Its view holds the parent's messages, which its open did not read."""
+    from mimo_sidecar.core.request.build_memo import BuildMemo
+    from mimo_sidecar.core.words import MAIN_AGENT
+
+    svc = SidecarService()
+    svc.open(OpenRequest("parent", messages=[msg(mid(1)), msg(mid(2))]))
+    svc.open(OpenRequest("child", messages=[msg(mid(3))], parent_id="parent"))
+    assert session_of(svc, "parent").kept(("build", MAIN_AGENT), BuildMemo).ahead is not None
+    assert session_of(svc, "child").kept(("build", MAIN_AGENT), BuildMemo).ahead is None
